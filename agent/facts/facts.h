@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include "agent.h"
+
+G_BEGIN_DECLS
+
+/*
+ * Reads CPUID leaf/subleaf into regs (eax, ebx, ecx, edx). Returns FALSE when
+ * CPUID is not available (not x86). Tests pass a fake built from a fixture.
+ */
+typedef gboolean (*AgentCpuidFunc)(guint32 leaf, guint32 subleaf, guint32 regs[4],
+				   gpointer user_data);
+
+typedef struct {
+	const char *sysroot;   /* every file is read under this root */
+	AgentCpuidFunc cpuid;  /* NULL = the real instruction */
+	gpointer cpuid_data;
+	guint steal_window_ms; /* /proc/stat is sampled twice this far apart; 0 = once */
+	JsonArray *errors;     /* collectors append {"member", "reason"} here */
+} AgentFactsContext;
+
+/*
+ * One collector per file (cpu.c, memory.c, clock.c, block.c, net.c, os.c).
+ * Returns the member's value (owned, never NULL: a json null on total failure)
+ * and records every degraded sub-member in ctx->errors. Never fails the call.
+ */
+typedef JsonNode *(*AgentFactsCollector)(AgentFactsContext *ctx);
+
+JsonNode *agent_facts_collect_cpu(AgentFactsContext *ctx);
+JsonNode *agent_facts_collect_memory(AgentFactsContext *ctx);
+JsonNode *agent_facts_collect_clocksource(AgentFactsContext *ctx);
+JsonNode *agent_facts_collect_steal(AgentFactsContext *ctx);
+JsonNode *agent_facts_collect_block(AgentFactsContext *ctx);
+JsonNode *agent_facts_collect_net(AgentFactsContext *ctx);
+JsonNode *agent_facts_collect_os(AgentFactsContext *ctx);
+
+/*
+ * Runs the collectors named in sections (NULL = all) and returns the facts
+ * object (owned) with an "errors" array. Fails only on an unknown section name.
+ */
+JsonNode *agent_facts_collect(AgentFactsContext *ctx, const char *const *sections,
+			      GError **error);
+
+/* The gb-get-facts command handler. */
+JsonNode *agent_cmd_get_facts(AgentContext *agent, JsonObject *args, GError **error);
+
+G_END_DECLS
