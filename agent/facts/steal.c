@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define STAT_PATH "/proc/stat"
+
+/* user nice system idle iowait irq softirq steal: guest time is already in user/nice. */
+#define STEAL_FIELDS 8
+
+typedef struct {
+	guint64 steal;
+	guint64 total;
+} StealSample;
+
+static gboolean steal_read(AgentFactsContext *ctx, StealSample *sample, GError **error)
+{
+	g_autofree char *text = agent_facts_read_text(ctx->sysroot, STAT_PATH, error);
+	g_auto(GStrv) lines = NULL;
+
+	if (text == NULL)
+		return FALSE;
+	lines = g_strsplit(text, "\n", 2);
+	if (lines[0] == NULL || !g_str_has_prefix(lines[0], "cpu ")) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
+		                    STAT_PATH ": first line is not the 'cpu' total");
+		return FALSE;
+	}
+	{
+		g_auto(GStrv) words = g_strsplit_set(lines[0] + 4, " \t", -1);
+		guint n = 0;
+
+		sample->steal = 0;
+		sample->total = 0;
+		for (guint i = 0; words[i] != NULL && n < STEAL_FIELDS; i++) {
+			gint64 val = 0;
+			if (words[i][0] == '\0')
+				continue;
+			/* Bounded so that the sum of 8 fields cannot overflow. */
+			if (!agent_facts_parse_int(words[i], 0, G_MAXINT64 / 16, &val, error)) {
+				g_prefix_error(error, STAT_PATH ": cpu field %u: ", n + 1);
+				return FALSE;
+			}
+			sample->total += (guint64)val;
+			if (n == STEAL_FIELDS - 1)
+				sample->steal = (guint64)val;
+			n++;
+		}
+		if (n < STEAL_FIELDS) {
+			g_set_error(error, GB_ERROR, GB_ERROR_PARSE,
+			            STAT_PATH ": 'cpu' line has %u fields, steal is field %u", n,
+			            (guint)STEAL_FIELDS);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+JsonNode *agent_facts_collect_steal(AgentFactsContext *ctx)
+{
+	g_autoptr(JsonBuilder) builder = json_builder_new();
+	g_autoptr(GError) error_local = NULL;
+	StealSample first = { 0 };
+	StealSample second = { 0 };
+	gboolean ok;
+	double percent = -1;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	ok = steal_read(ctx, &first, &error_local);
+	second = first;
+	if (ok && ctx->steal_window_ms > 0) {
+		g_usleep((gulong)ctx->steal_window_ms * 1000);
+		ok = steal_read(ctx, &second, &error_local);
+		if (ok && (second.steal < first.steal || second.total < first.total)) {
+			g_set_error_literal(&error_local, GB_ERROR, GB_ERROR_PARSE,
+			                    STAT_PATH ": counters went backwards");
+			ok = FALSE;
+		}
+		if (ok) {
+			second.steal -= first.steal;
+			second.total -= first.total;
+			if (second.total > 0) {
+				percent = 100.0 * (double)second.steal / (double)second.total;
+			} else {
+				agent_facts_add_error(ctx, "steal.percent",
+				                      STAT_PATH ": no CPU ticks elapsed in the "
+				                                "window");
+			}
+		}
+	}
+
+	json_builder_begin_object(builder);
+	json_builder_set_member_name(builder, "percent");
+	if (percent >= 0)
+		json_builder_add_double_value(builder, percent);
+	else
+		json_builder_add_null_value(builder);
+	json_builder_set_member_name(builder, "window_ms");
+	json_builder_add_int_value(builder, ctx->steal_window_ms);
+	json_builder_set_member_name(builder, "steal_ticks");
+	if (ok)
+		json_builder_add_int_value(builder, (gint64)second.steal);
+	else
+		json_builder_add_null_value(builder);
+	json_builder_set_member_name(builder, "total_ticks");
+	if (ok)
+		json_builder_add_int_value(builder, (gint64)second.total);
+	else
+		json_builder_add_null_value(builder);
+	json_builder_set_member_name(builder, "user_hz");
+	if (hz > 0)
+		json_builder_add_int_value(builder, hz);
+	else
+		json_builder_add_null_value(builder);
+	json_builder_end_object(builder);
+	if (!ok)
+		agent_facts_add_error(ctx, "steal", error_local->message);
+	return json_builder_get_root(builder);
+}

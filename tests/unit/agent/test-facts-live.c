@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <string.h>
+#include <sys/utsname.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include "facts-test.h"
+
+/* The first value of KEY in /proc/cpuinfo, read here without the agent's code. */
+static char *cpuinfo_value(const char *text, const char *key)
+{
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+
+	for (guint i = 0; lines[i] != NULL; i++) {
+		char *colon = strchr(lines[i], ':');
+		g_autofree char *k = NULL;
+		if (colon == NULL)
+			continue;
+		k = g_strstrip(g_strndup(lines[i], colon - lines[i]));
+		if (g_strcmp0(k, key) == 0)
+			return g_strstrip(g_strdup(colon + 1));
+	}
+	return NULL;
+}
+
+static gboolean array_has_name(JsonNode *arr, const char *name)
+{
+	JsonArray *a = json_node_get_array(arr);
+
+	for (guint i = 0; i < json_array_get_length(a); i++) {
+		JsonObject *o = json_array_get_object_element(a, i);
+		if (g_strcmp0(json_object_get_string_member(o, "name"), name) == 0)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+static void test_live(void)
+{
+	g_autoptr(JsonArray) unused = json_array_new();
+	AgentFactsContext ctx = { .sysroot = "/", .steal_window_ms = 100, .errors = unused };
+	g_autoptr(GError) error = NULL;
+	g_autoptr(JsonNode) facts = agent_facts_collect(&ctx, NULL, &error);
+	JsonArray *errors;
+	g_autofree char *cpuinfo = NULL;
+	g_autofree char *meminfo = NULL;
+	g_autofree char *clock = NULL;
+	g_autofree char *model = NULL;
+	g_autofree char *flags = NULL;
+	g_auto(GStrv) flag_list = NULL;
+	guint nflags = 0;
+	guint nproc = 0;
+	const char *mt;
+	gint64 memtotal_kb = 0;
+	struct utsname uts;
+	GDir *dir;
+	const char *name;
+
+	g_assert_no_error(error);
+	errors = json_object_get_array_member(json_node_get_object(facts), "errors");
+	if (g_test_verbose()) {
+		g_autofree char *s = facts_to_string(facts);
+		g_test_message("%s", s);
+	}
+	/* Shown to help read a failure; members checked below must have none. */
+	for (guint i = 0; i < json_array_get_length(errors); i++) {
+		JsonObject *e = json_array_get_object_element(errors, i);
+		g_test_message("error: %s: %s", json_object_get_string_member(e, "member"),
+		               json_object_get_string_member(e, "reason"));
+	}
+
+	/* CPU, from /proc/cpuinfo read here. */
+	g_assert_true(g_file_get_contents("/proc/cpuinfo", &cpuinfo, NULL, NULL));
+	model = cpuinfo_value(cpuinfo, "model name");
+	if (model != NULL)
+		g_assert_cmpstr(facts_get_str(facts, "cpu.model_name"), ==, model);
+	flags = cpuinfo_value(cpuinfo, "flags");
+	if (flags == NULL)
+		flags = cpuinfo_value(cpuinfo, "Features");
+	if (flags != NULL) {
+		flag_list = g_strsplit_set(flags, " \t", -1);
+		for (guint i = 0; flag_list[i] != NULL; i++)
+			nflags += flag_list[i][0] != '\0';
+		g_assert_cmpuint(
+		    json_array_get_length(json_node_get_array(facts_get(facts, "cpu.flags"))), ==,
+		    nflags);
+	}
+	{
+		g_auto(GStrv) lines = g_strsplit(cpuinfo, "\n", -1);
+		for (guint i = 0; lines[i] != NULL; i++) {
+			if (g_str_has_prefix(lines[i], "processor") &&
+			    strchr(" \t:", lines[i][strlen("processor")]) != NULL)
+				nproc++;
+		}
+	}
+	g_assert_cmpint(facts_get_int(facts, "cpu.count"), ==, nproc);
+	g_assert_null(facts_error_for(errors, "cpu.flags"));
+	g_assert_null(facts_error_for(errors, "cpu.count"));
+
+#if defined(__x86_64__) || defined(__i386__)
+	{
+		guint32 a, b, c, d, max;
+		guint32 ecx1, ebx7 = 0, ecx7 = 0, ecx81 = 0;
+		char sig[13] = { 0 };
+		gboolean hv_flag = g_strv_contains((const char *const *)flag_list, "hypervisor");
+
+		__cpuid(0, max, b, c, d);
+		__cpuid(1, a, b, ecx1, d);
+		if (max >= 7)
+			__cpuid_count(7, 0, a, ebx7, ecx7, d);
+		__cpuid(0x80000000, a, b, c, d);
+		if (a >= 0x80000001)
+			__cpuid(0x80000001, a, b, ecx81, d);
+		/* What CPUID says, bit for bit. */
+		g_assert_cmpint(facts_get_bool(facts, "cpu.cpuid.hypervisor"), ==,
+		                (ecx1 >> 31) & 1);
+		g_assert_cmpint(facts_get_bool(facts, "cpu.cpuid.aes"), ==, (ecx1 >> 25) & 1);
+		g_assert_cmpint(facts_get_bool(facts, "cpu.cpuid.pclmulqdq"), ==, (ecx1 >> 1) & 1);
+		g_assert_cmpint(facts_get_bool(facts, "cpu.cpuid.avx"), ==, (ecx1 >> 28) & 1);
+		g_assert_cmpint(facts_get_bool(facts, "cpu.cpuid.vmx"), ==, (ecx1 >> 5) & 1);
+		g_assert_cmpint(facts_get_bool(facts, "cpu.cpuid.avx2"), ==, (ebx7 >> 5) & 1);
+		g_assert_cmpint(facts_get_bool(facts, "cpu.cpuid.sha"), ==, (ebx7 >> 29) & 1);
+		g_assert_cmpint(facts_get_bool(facts, "cpu.cpuid.vaes"), ==, (ecx7 >> 9) & 1);
+		g_assert_cmpint(facts_get_bool(facts, "cpu.cpuid.vpclmulqdq"), ==,
+		                (ecx7 >> 10) & 1);
+		g_assert_cmpint(facts_get_bool(facts, "cpu.cpuid.svm"), ==, (ecx81 >> 2) & 1);
+		g_assert_cmpint(facts_get_bool(facts, "cpu.hypervisor.present"), ==,
+		                (ecx1 >> 31) & 1);
+
+		__cpuid(0x40000000, a, b, c, d);
+		memcpy(sig, &b, 4);
+		memcpy(sig + 4, &c, 4);
+		memcpy(sig + 8, &d, 4);
+		g_test_message("hypervisor flag %d, CPUID 0x40000000 '%s'", hv_flag, sig);
+		if (hv_flag && memcmp(sig, "KVMKVMKVM\0\0\0", 12) == 0)
+			g_assert_cmpstr(facts_get_str(facts, "cpu.hypervisor.vendor"), ==, "KVM");
+		else if (hv_flag && g_strcmp0(sig, "bhyve bhyve ") == 0)
+			g_assert_cmpstr(facts_get_str(facts, "cpu.hypervisor.vendor"), ==, "bhyve");
+	}
+#endif
+
+	/* Memory. */
+	g_assert_true(g_file_get_contents("/proc/meminfo", &meminfo, NULL, NULL));
+	mt = strstr(meminfo, "MemTotal:");
+	g_assert_nonnull(mt);
+	memtotal_kb = g_ascii_strtoll(mt + strlen("MemTotal:"), NULL, 10);
+	g_assert_cmpint(facts_get_int(facts, "memory.total_bytes"), ==, memtotal_kb * 1024);
+
+	/* Clocksource. */
+	if (g_file_get_contents("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+	                        &clock, NULL, NULL))
+		g_assert_cmpstr(facts_get_str(facts, "clocksource.current"), ==, g_strstrip(clock));
+
+	/* Steal: a real window has ticks in it. */
+	g_assert_cmpint(facts_get_int(facts, "steal.window_ms"), ==, 100);
+	g_assert_cmpint(facts_get_int(facts, "steal.total_ticks"), >, 0);
+	if (!facts_is_null(facts, "steal.percent")) {
+		double pct = json_node_get_double(facts_get(facts, "steal.percent"));
+		g_assert_cmpfloat(pct, >=, 0.0);
+		g_assert_cmpfloat(pct, <=, 100.0);
+	}
+
+	/* Every disk and NIC the kernel lists, bar the ones left out on purpose. */
+	dir = g_dir_open("/sys/block", 0, NULL);
+	g_assert_nonnull(dir);
+	while ((name = g_dir_read_name(dir)) != NULL) {
+		if (g_str_has_prefix(name, "loop") || g_str_has_prefix(name, "ram") ||
+		    g_str_has_prefix(name, "zram"))
+			continue;
+		g_test_message("block %s", name);
+		g_assert_true(array_has_name(facts_get(facts, "block"), name));
+	}
+	g_dir_close(dir);
+	dir = g_dir_open("/sys/class/net", 0, NULL);
+	g_assert_nonnull(dir);
+	while ((name = g_dir_read_name(dir)) != NULL) {
+		if (g_strcmp0(name, "lo") == 0)
+			continue;
+		g_test_message("net %s", name);
+		g_assert_true(array_has_name(facts_get(facts, "net"), name));
+	}
+	g_dir_close(dir);
+	g_assert_false(array_has_name(facts_get(facts, "net"), "lo"));
+
+	/* OS. */
+	g_assert_cmpint(uname(&uts), ==, 0);
+	g_assert_cmpstr(facts_get_str(facts, "os.kernel_release"), ==, uts.release);
+	if (g_file_test("/etc/os-release", G_FILE_TEST_EXISTS))
+		g_assert_false(facts_is_null(facts, "os.pretty_name"));
+
+	/* The caller's errors array is put back. */
+	g_assert_true(ctx.errors == unused);
+	g_assert_cmpuint(json_array_get_length(unused), ==, 0);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/facts/live", test_live);
+	return g_test_run();
+}
