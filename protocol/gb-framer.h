@@ -38,12 +38,17 @@ typedef struct _GbFramer GbFramer;
 typedef gboolean (*GbFramerFunc)(const char *msg, gsize len, const GError *error,
 				 gpointer user_data);
 
+/* 0 for either limit means its default. */
 GbFramer *gb_framer_new(gsize max_size, guint max_depth);
 void gb_framer_free(GbFramer *framer);
 /* Forget any partial message (e.g. when a new client attaches). */
 void gb_framer_reset(GbFramer *framer);
 /* TRUE when bytes of an unfinished message are held. */
 gboolean gb_framer_is_partial(const GbFramer *framer);
+/* Bytes of the unfinished message held now (0 between messages and while skipping). */
+gsize gb_framer_get_buffered(const GbFramer *framer);
+/* Bytes of buffer allocated now: never more than max_size + 1. */
+gsize gb_framer_get_allocated(const GbFramer *framer);
 /* Feeds len bytes; returns how many were consumed (len unless func returned FALSE). */
 gsize gb_framer_push(GbFramer *framer, const guint8 *data, gsize len, GbFramerFunc func,
 		     gpointer user_data);

@@ -63,7 +63,13 @@ gboolean gb_json_node_get_object(JsonNode *node, const char *name, JsonObject **
  * Parses one complete message (as cut out by GbFramer) with json-glib.
  * Returns the root node (owned) or NULL with GB_ERROR_PARSE
  * ("JSON parse error, ..."). Does not check depth: the framer did.
+ * (Only a backstop: json-glib recurses without limit and overflows the stack
+ * near 100000 levels, so nesting beyond GB_JSON_PARSE_MAX_DEPTH is refused.)
+ * Stricter than json-glib: duplicate keys, non-JSON numbers (hex, leading
+ * zeros, 1e400), comments, single quotes and trailing data are parse errors;
+ * integers beyond gint64 become doubles, as in qemu-ga.
  */
+#define GB_JSON_PARSE_MAX_DEPTH 1024
 JsonNode *gb_json_parse(const char *data, gsize len, GError **error);
 /* Compact one-line serialisation (no trailing newline). */
 char *gb_json_to_string(JsonNode *node, gsize *len);

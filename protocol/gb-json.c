@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "gb-error.h"
+#include "gb-json.h"
+
+/* Names taken from the wire are cut to this many characters in messages. */
+#define GB_JSON_NAME_MAX 64
+
+static gboolean gb_json_node_is_value(JsonNode *node, GType type)
+{
+	return node != NULL && JSON_NODE_HOLDS_VALUE(node) &&
+	       json_node_get_value_type(node) == type;
+}
+
+static gboolean gb_json_type_error(const char *name, const char *expected, GError **error)
+{
+	g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+	            "Invalid parameter type for '%s', expected: %s", name, expected);
+	return FALSE;
+}
+
+static gboolean gb_json_missing_error(const char *name, GError **error)
+{
+	g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT, "Parameter '%s' is missing", name);
+	return FALSE;
+}
+
+/* A wire-supplied name, shortened so that an error reply stays small. */
+static char *gb_json_short_name(const char *name)
+{
+	if (!g_utf8_validate(name, -1, NULL))
+		return g_strdup("(invalid UTF-8)");
+	if (g_utf8_strlen(name, GB_JSON_NAME_MAX * 4 + 1) <= GB_JSON_NAME_MAX)
+		return g_strdup(name);
+	return g_strdup_printf(
+	    "%.*s...", (int)(g_utf8_offset_to_pointer(name, GB_JSON_NAME_MAX) - name), name);
+}
+
+/*
+ * Looks a member up. Returns FALSE on error; sets *node NULL (and returns
+ * TRUE) when the member is absent or null and that is allowed.
+ */
+static gboolean gb_json_lookup(JsonObject *obj, const char *member, GbJsonFlags flags,
+                               JsonNode **node, GError **error)
+{
+	JsonNode *tmp = obj != NULL ? json_object_get_member(obj, member) : NULL;
+	gboolean absent = tmp == NULL || JSON_NODE_HOLDS_NULL(tmp);
+
+	*node = NULL;
+	if (absent && (flags & GB_JSON_OPTIONAL))
+		return TRUE;
+	if (tmp == NULL)
+		return gb_json_missing_error(member, error);
+	/* a null for a required member goes on to the type check, which fails
+	 * with "expected: TYPE", as in qemu-ga */
+	*node = tmp;
+	return TRUE;
+}
+
+gboolean gb_json_has(JsonObject *obj, const char *member)
+{
+	JsonNode *node;
+
+	if (obj == NULL || member == NULL)
+		return FALSE;
+	node = json_object_get_member(obj, member);
+	return node != NULL && !JSON_NODE_HOLDS_NULL(node);
+}
+
+gboolean gb_json_node_get_int(JsonNode *node, const char *name, gint64 min, gint64 max, gint64 *out,
+                              GError **error)
+{
+	gint64 val;
+
+	if (node == NULL)
+		return gb_json_missing_error(name, error);
+	/* a double is a type error even when integral, as in qemu-ga */
+	if (!gb_json_node_is_value(node, G_TYPE_INT64))
+		return gb_json_type_error(name, "integer", error);
+	val = json_node_get_int(node);
+	if (val < min || val > max) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "Parameter '%s' is out of range: %" G_GINT64_FORMAT
+		            " (allowed %" G_GINT64_FORMAT "..%" G_GINT64_FORMAT ")",
+		            name, val, min, max);
+		return FALSE;
+	}
+	*out = val;
+	return TRUE;
+}
+
+static gboolean gb_json_node_get_double_range(JsonNode *node, const char *name, double min,
+                                              double max, double *out, GError **error)
+{
+	double val;
+
+	if (node == NULL)
+		return gb_json_missing_error(name, error);
+	if (gb_json_node_is_value(node, G_TYPE_INT64))
+		val = (double)json_node_get_int(node);
+	else if (gb_json_node_is_value(node, G_TYPE_DOUBLE))
+		val = json_node_get_double(node);
+	else
+		return gb_json_type_error(name, "number", error);
+	if (!isfinite(val))
+		return gb_json_type_error(name, "number", error);
+	if (val < min || val > max) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "Parameter '%s' is out of range: %g (allowed %g..%g)", name, val, min,
+		            max);
+		return FALSE;
+	}
+	*out = val;
+	return TRUE;
+}
+
+gboolean gb_json_node_get_double(JsonNode *node, const char *name, double *out, GError **error)
+{
+	return gb_json_node_get_double_range(node, name, -G_MAXDOUBLE, G_MAXDOUBLE, out, error);
+}
+
+gboolean gb_json_node_get_string(JsonNode *node, const char *name, const char **out, GError **error)
+{
+	const char *val;
+
+	if (node == NULL)
+		return gb_json_missing_error(name, error);
+	if (!gb_json_node_is_value(node, G_TYPE_STRING))
+		return gb_json_type_error(name, "string", error);
+	val = json_node_get_string(node);
+	/* nodes built in-process (not parsed) carry no UTF-8 guarantee */
+	if (val == NULL || !g_utf8_validate(val, -1, NULL)) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "Parameter '%s' is not valid UTF-8", name);
+		return FALSE;
+	}
+	*out = val;
+	return TRUE;
+}
+
+gboolean gb_json_node_get_object(JsonNode *node, const char *name, JsonObject **out, GError **error)
+{
+	if (node == NULL)
+		return gb_json_missing_error(name, error);
+	if (!JSON_NODE_HOLDS_OBJECT(node))
+		return gb_json_type_error(name, "object", error);
+	*out = json_node_get_object(node);
+	return TRUE;
+}
+
+static gboolean gb_json_node_get_array(JsonNode *node, const char *name, JsonArray **out,
+                                       GError **error)
+{
+	if (node == NULL)
+		return gb_json_missing_error(name, error);
+	if (!JSON_NODE_HOLDS_ARRAY(node))
+		return gb_json_type_error(name, "array", error);
+	*out = json_node_get_array(node);
+	return TRUE;
+}
+
+gboolean gb_json_get_int(JsonObject *obj, const char *member, GbJsonFlags flags, gint64 min,
+                         gint64 max, gint64 *out, GError **error)
+{
+	JsonNode *node = NULL;
+
+	if (!gb_json_lookup(obj, member, flags, &node, error))
+		return FALSE;
+	if (node == NULL)
+		return TRUE;
+	return gb_json_node_get_int(node, member, min, max, out, error);
+}
+
+gboolean gb_json_get_double(JsonObject *obj, const char *member, GbJsonFlags flags, double min,
+                            double max, double *out, GError **error)
+{
+	JsonNode *node = NULL;
+
+	if (!gb_json_lookup(obj, member, flags, &node, error))
+		return FALSE;
+	if (node == NULL)
+		return TRUE;
+	return gb_json_node_get_double_range(node, member, min, max, out, error);
+}
+
+gboolean gb_json_get_bool(JsonObject *obj, const char *member, GbJsonFlags flags, gboolean *out,
+                          GError **error)
+{
+	JsonNode *node = NULL;
+
+	if (!gb_json_lookup(obj, member, flags, &node, error))
+		return FALSE;
+	if (node == NULL)
+		return TRUE;
+	if (!gb_json_node_is_value(node, G_TYPE_BOOLEAN))
+		return gb_json_type_error(member, "boolean", error);
+	*out = json_node_get_boolean(node);
+	return TRUE;
+}
+
+gboolean gb_json_get_string(JsonObject *obj, const char *member, GbJsonFlags flags,
+                            const char **out, GError **error)
+{
+	JsonNode *node = NULL;
+
+	if (!gb_json_lookup(obj, member, flags, &node, error))
+		return FALSE;
+	if (node == NULL)
+		return TRUE;
+	return gb_json_node_get_string(node, member, out, error);
+}
+
+gboolean gb_json_get_object(JsonObject *obj, const char *member, GbJsonFlags flags,
+                            JsonObject **out, GError **error)
+{
+	JsonNode *node = NULL;
+
+	if (!gb_json_lookup(obj, member, flags, &node, error))
+		return FALSE;
+	if (node == NULL)
+		return TRUE;
+	return gb_json_node_get_object(node, member, out, error);
+}
+
+gboolean gb_json_get_array(JsonObject *obj, const char *member, GbJsonFlags flags, JsonArray **out,
+                           GError **error)
+{
+	JsonNode *node = NULL;
+
+	if (!gb_json_lookup(obj, member, flags, &node, error))
+		return FALSE;
+	if (node == NULL)
+		return TRUE;
+	return gb_json_node_get_array(node, member, out, error);
+}
+
+gboolean gb_json_get_int_array(JsonObject *obj, const char *member, GbJsonFlags flags, gint64 min,
+                               gint64 max, GArray **out, GError **error)
+{
+	JsonArray *arr = NULL;
+	g_autoptr(GArray) vals = NULL;
+	guint n;
+
+	if (!gb_json_get_array(obj, member, flags, &arr, error))
+		return FALSE;
+	if (arr == NULL)
+		return TRUE;
+	n = json_array_get_length(arr);
+	vals = g_array_sized_new(FALSE, FALSE, sizeof(gint64), n);
+	for (guint i = 0; i < n; i++) {
+		g_autofree char *name = g_strdup_printf("%s[%u]", member, i);
+		gint64 val = 0;
+
+		if (!gb_json_node_get_int(json_array_get_element(arr, i), name, min, max, &val,
+		                          error))
+			return FALSE;
+		g_array_append_val(vals, val);
+	}
+	*out = g_steal_pointer(&vals);
+	return TRUE;
+}
+
+gboolean gb_json_get_strv(JsonObject *obj, const char *member, GbJsonFlags flags, char ***out,
+                          GError **error)
+{
+	JsonArray *arr = NULL;
+	g_autoptr(GPtrArray) vals = NULL;
+	guint n;
+
+	if (!gb_json_get_array(obj, member, flags, &arr, error))
+		return FALSE;
+	if (arr == NULL)
+		return TRUE;
+	n = json_array_get_length(arr);
+	vals = g_ptr_array_new_full(n + 1, g_free);
+	for (guint i = 0; i < n; i++) {
+		g_autofree char *name = g_strdup_printf("%s[%u]", member, i);
+		const char *val = NULL;
+
+		if (!gb_json_node_get_string(json_array_get_element(arr, i), name, &val, error))
+			return FALSE;
+		g_ptr_array_add(vals, g_strdup(val));
+	}
+	g_ptr_array_add(vals, NULL);
+	*out = (char **)g_ptr_array_steal(vals, NULL);
+	return TRUE;
+}
+
+gboolean gb_json_check_members(JsonObject *obj, const char *const *allowed, GError **error)
+{
+	g_autoptr(GList) members = NULL;
+
+	if (obj == NULL)
+		return TRUE;
+	/* json-glib keeps insertion order, so the first stray member of the
+	 * request is the one named */
+	members = json_object_get_members(obj);
+	for (GList *l = members; l != NULL; l = l->next) {
+		const char *name = l->data;
+
+		if (allowed == NULL || !g_strv_contains(allowed, name)) {
+			g_autofree char *shown = gb_json_short_name(name);
+
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "Parameter '%s' is unexpected", shown);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+/* Printable rendering of an offending token for a parse error. */
+static char *gb_json_token_for_error(const char *tok, gsize len)
+{
+	g_autoptr(GString) str = g_string_new(NULL);
+
+	for (gsize i = 0; i < len && i < 32; i++) {
+		guchar c = (guchar)tok[i];
+
+		if (c >= 0x20 && c < 0x7f)
+			g_string_append_c(str, (char)c);
+		else
+			g_string_append_printf(str, "\\x%02x", c);
+	}
+	if (len > 32)
+		g_string_append(str, "...");
+	return g_string_free(g_steal_pointer(&str), FALSE);
+}
+
+/* Strict JSON number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static gboolean gb_json_number_valid(const char *tok, gsize len, gboolean *is_int)
+{
+	gsize i = 0;
+
+	*is_int = TRUE;
+	if (i < len && tok[i] == '-')
+		i++;
+	if (i >= len || !g_ascii_isdigit(tok[i]))
+		return FALSE;
+	if (tok[i] == '0') {
+		i++;
+	} else {
+		while (i < len && g_ascii_isdigit(tok[i]))
+			i++;
+	}
+	if (i < len && tok[i] == '.') {
+		*is_int = FALSE;
+		i++;
+		if (i >= len || !g_ascii_isdigit(tok[i]))
+			return FALSE;
+		while (i < len && g_ascii_isdigit(tok[i]))
+			i++;
+	}
+	if (i < len && (tok[i] == 'e' || tok[i] == 'E')) {
+		*is_int = FALSE;
+		i++;
+		if (i < len && (tok[i] == '+' || tok[i] == '-'))
+			i++;
+		if (i >= len || !g_ascii_isdigit(tok[i]))
+			return FALSE;
+		while (i < len && g_ascii_isdigit(tok[i]))
+			i++;
+	}
+	return i == len;
+}
+
+/* TRUE when a valid integer token does not fit a gint64. */
+static gboolean gb_json_int_overflows(const char *tok, gsize len)
+{
+	gboolean neg = tok[0] == '-';
+	const char *digits = neg ? tok + 1 : tok;
+	gsize ndigits = neg ? len - 1 : len;
+	const char *limit = neg ? "9223372036854775808" : "9223372036854775807";
+
+	if (ndigits != 19)
+		return ndigits > 19;
+	return memcmp(digits, limit, 19) > 0;
+}
+
+static gboolean gb_json_is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static gboolean gb_json_is_structural(char c)
+{
+	return c == '{' || c == '}' || c == '[' || c == ']' || c == ',' || c == ':' || c == '"';
+}
+
+/*
+ * One pass over the raw bytes before json-glib sees them, for what json-glib
+ * 1.6 gets wrong: it wraps integers beyond gint64 silently (2^64-1 becomes -1),
+ * turns 1e400 into inf (and prints it back as the non-JSON "inf.0"), accepts
+ * hex numbers, comments and single quotes, ignores a second object after the
+ * first, and recurses without limit (a stack overflow near 100000 levels).
+ * Integers beyond gint64 are rewritten as doubles, as qemu-ga treats them
+ * ("expected: integer"). Returns the text to parse: data itself or *rewritten.
+ */
+static const char *gb_json_prescan(const char *data, gsize len, GString **rewritten, gsize *out_len,
+                                   GError **error)
+{
+	gsize depth = 0;
+	gboolean in_string = FALSE;
+	gboolean escape = FALSE;
+	gboolean done = FALSE; /* one complete top-level value seen */
+	gsize copied = 0;
+
+	for (gsize i = 0; i < len; i++) {
+		char c = data[i];
+		gsize start;
+		gboolean is_int = FALSE;
+
+		if (in_string) {
+			/* json-glib would cut the string at an escaped NUL, silently:
+			 * "a\u0000b" would read as "a". Refused rather than misread. */
+			if (escape && c == 'u' && len - i > 4 &&
+			    memcmp(data + i + 1, "0000", 4) == 0) {
+				g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
+				                    "JSON parse error, \\u0000 is not supported");
+				return NULL;
+			}
+			if (escape)
+				escape = FALSE;
+			else if (c == '\\')
+				escape = TRUE;
+			else if (c == '"') {
+				in_string = FALSE;
+				if (depth == 0)
+					done = TRUE;
+			}
+			continue;
+		}
+		if (gb_json_is_ws(c))
+			continue;
+		if (done) {
+			g_set_error_literal(
+			    error, GB_ERROR, GB_ERROR_PARSE,
+			    "JSON parse error, unexpected data after the JSON value");
+			return NULL;
+		}
+		if (c == '"') {
+			in_string = TRUE;
+			continue;
+		}
+		if (c == '{' || c == '[') {
+			if (++depth > GB_JSON_PARSE_MAX_DEPTH) {
+				g_set_error(error, GB_ERROR, GB_ERROR_PARSE,
+				            "JSON parse error, nesting exceeds %u levels",
+				            (guint)GB_JSON_PARSE_MAX_DEPTH);
+				return NULL;
+			}
+			continue;
+		}
+		if (c == '}' || c == ']') {
+			/* a stray closer is json-glib's to report */
+			if (depth > 0 && --depth == 0)
+				done = TRUE;
+			continue;
+		}
+		if (c == ',' || c == ':')
+			continue;
+
+		/* a bare token: literal, number or garbage */
+		start = i;
+		while (i + 1 < len && !gb_json_is_ws(data[i + 1]) &&
+		       !gb_json_is_structural(data[i + 1]))
+			i++;
+		if (depth == 0)
+			done = TRUE;
+		if (g_ascii_isalpha(c) || (guchar)c >= 0x80)
+			continue; /* true/false/null, or an identifier json-glib rejects */
+		if (!gb_json_number_valid(data + start, i + 1 - start, &is_int)) {
+			g_autofree char *shown =
+			    gb_json_token_for_error(data + start, i + 1 - start);
+
+			g_set_error(error, GB_ERROR, GB_ERROR_PARSE,
+			            "JSON parse error, invalid token '%s'", shown);
+			return NULL;
+		}
+		if (!is_int || gb_json_int_overflows(data + start, i + 1 - start)) {
+			g_autofree char *tok = g_strndup(data + start, i + 1 - start);
+
+			if (!isfinite(g_ascii_strtod(tok, NULL))) {
+				g_autofree char *shown = gb_json_token_for_error(tok, strlen(tok));
+
+				g_set_error(error, GB_ERROR, GB_ERROR_PARSE,
+				            "JSON parse error, number out of range '%s'", shown);
+				return NULL;
+			}
+			if (is_int) {
+				if (*rewritten == NULL)
+					*rewritten = g_string_sized_new(len + 16);
+				g_string_append_len(*rewritten, data + copied, i + 1 - copied);
+				g_string_append(*rewritten, ".0");
+				copied = i + 1;
+			}
+		}
+	}
+	if (*rewritten != NULL) {
+		g_string_append_len(*rewritten, data + copied, len - copied);
+		*out_len = (*rewritten)->len;
+		return (*rewritten)->str;
+	}
+	*out_len = len;
+	return data;
+}
+
+typedef struct {
+	GHashTable *counts; /* JsonObject -> members parsed so far */
+	gboolean duplicate;
+} GbJsonDupCheck;
+
+/* json-glib keeps the last of duplicate keys silently; qemu-ga refuses them. */
+static void gb_json_object_member_cb(JsonParser *parser, JsonObject *obj, const char *member,
+                                     gpointer user_data)
+{
+	GbJsonDupCheck *check = user_data;
+	guint count = GPOINTER_TO_UINT(g_hash_table_lookup(check->counts, obj)) + 1;
+
+	g_hash_table_insert(check->counts, obj, GUINT_TO_POINTER(count));
+	if (count > json_object_get_size(obj))
+		check->duplicate = TRUE;
+}
+
+JsonNode *gb_json_parse(const char *data, gsize len, GError **error)
+{
+	g_autoptr(JsonParser) parser = NULL;
+	g_autoptr(GString) rewritten = NULL;
+	g_autoptr(GHashTable) counts = g_hash_table_new(g_direct_hash, g_direct_equal);
+	g_autoptr(GError) error_local = NULL;
+	GbJsonDupCheck check = { .counts = counts, .duplicate = FALSE };
+	const char *text;
+	gsize text_len = 0;
+	JsonNode *root;
+
+	if (data == NULL && len > 0) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE, "JSON parse error, no data");
+		return NULL;
+	}
+	if (len > G_MAXSSIZE) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
+		                    "JSON parse error, message too large");
+		return NULL;
+	}
+	text = gb_json_prescan(data != NULL ? data : "", len, &rewritten, &text_len, error);
+	if (text == NULL)
+		return NULL;
+
+	parser = json_parser_new();
+	g_signal_connect(parser, "object-member", G_CALLBACK(gb_json_object_member_cb), &check);
+	if (!json_parser_load_from_data(parser, text, (gssize)text_len, &error_local)) {
+		g_set_error(error, GB_ERROR, GB_ERROR_PARSE, "JSON parse error, %s",
+		            error_local->message);
+		return NULL;
+	}
+	if (check.duplicate) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
+		                    "JSON parse error, duplicate key");
+		return NULL;
+	}
+	root = json_parser_steal_root(parser);
+	if (root == NULL) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
+		                    "JSON parse error, empty input");
+		return NULL;
+	}
+	return root;
+}
+
+char *gb_json_to_string(JsonNode *node, gsize *len)
+{
+	g_autoptr(JsonGenerator) gen = json_generator_new();
+
+	json_generator_set_pretty(gen, FALSE);
+	json_generator_set_root(gen, node);
+	return json_generator_to_data(gen, len);
+}
