@@ -1,0 +1,1104 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <string.h>
+
+#include "audit.h"
+#include "facts-view.h"
+#include "gb-json.h"
+
+/* fixtures */
+
+static JsonNode *load_fixture(const char *name)
+{
+	const char *dir = g_getenv("GB_TEST_DATA");
+	g_autofree char *path = NULL;
+	g_autofree char *data = NULL;
+	g_autoptr(GError) error = NULL;
+	gsize len = 0;
+	JsonNode *node;
+
+	g_assert_nonnull(dir);
+	path = g_build_filename(dir, "facts-json", name, NULL);
+	g_assert_true(g_file_get_contents(path, &data, &len, &error));
+	g_assert_no_error(error);
+	node = gb_json_parse(data, len, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(node);
+	return node;
+}
+
+static JsonObject *fixture_object(JsonNode *node)
+{
+	g_assert_true(JSON_NODE_HOLDS_OBJECT(node));
+	return json_node_get_object(node);
+}
+
+static GPtrArray *audit_fixture(const char *name)
+{
+	g_autoptr(JsonNode) node = load_fixture(name);
+	return cli_audit_run(fixture_object(node));
+}
+
+static CliFinding *find(GPtrArray *findings, const char *rule, const char *subject)
+{
+	for (guint i = 0; i < findings->len; i++) {
+		CliFinding *f = g_ptr_array_index(findings, i);
+		if (g_strcmp0(f->rule, rule) == 0 &&
+		    (subject == NULL || g_strcmp0(f->subject, subject) == 0))
+			return f;
+	}
+	return NULL;
+}
+
+static guint count_rule(GPtrArray *findings, const char *rule, gint level)
+{
+	guint n = 0;
+	for (guint i = 0; i < findings->len; i++) {
+		CliFinding *f = g_ptr_array_index(findings, i);
+		if (g_strcmp0(f->rule, rule) == 0 && (level < 0 || (gint)f->level == level))
+			n++;
+	}
+	return n;
+}
+
+static void dump(GPtrArray *findings)
+{
+	for (guint i = 0; i < findings->len; i++) {
+		CliFinding *f = g_ptr_array_index(findings, i);
+		g_test_message("%s %s %s: %s", cli_level_to_string(f->level), f->rule, f->subject,
+		               f->detail);
+	}
+}
+
+static CliFinding *assert_finding(GPtrArray *findings, const char *rule, const char *subject,
+                                  CliLevel level)
+{
+	CliFinding *f = find(findings, rule, subject);
+	if (f == NULL) {
+		dump(findings);
+		g_test_message("no %s finding for %s", rule, subject);
+	}
+	g_assert_nonnull(f);
+	g_assert_cmpstr(cli_level_to_string(f->level), ==, cli_level_to_string(level));
+	return f;
+}
+
+static void assert_no_finding(GPtrArray *findings, const char *rule, const char *subject)
+{
+	CliFinding *f = find(findings, rule, subject);
+	if (f != NULL) {
+		dump(findings);
+		g_test_message("unexpected %s finding for %s: %s", rule, subject, f->detail);
+	}
+	g_assert_null(f);
+}
+
+static void assert_contains(const char *haystack, const char *needle)
+{
+	if (haystack == NULL || strstr(haystack, needle) == NULL)
+		g_test_message("'%s' not in '%s'", needle, haystack);
+	g_assert_nonnull(haystack);
+	g_assert_nonnull(strstr(haystack, needle));
+}
+
+/* JSON helpers for tests that vary a fixture (building input, not reading it) */
+
+static JsonObject *member_object(JsonObject *obj, const char *member)
+{
+	JsonObject *out = NULL;
+	g_autoptr(GError) error = NULL;
+	g_assert_true(gb_json_get_object(obj, member, GB_JSON_REQUIRED, &out, &error));
+	return out;
+}
+
+static JsonObject *element_object(JsonObject *obj, const char *member, guint i)
+{
+	JsonArray *array = NULL;
+	JsonObject *out = NULL;
+	g_autoptr(GError) error = NULL;
+	g_assert_true(gb_json_get_array(obj, member, GB_JSON_REQUIRED, &array, &error));
+	g_assert_true(
+	    gb_json_node_get_object(json_array_get_element(array, i), "element", &out, &error));
+	return out;
+}
+
+static JsonArray *strv_to_array(const char *const *strv)
+{
+	JsonArray *array = json_array_new();
+	for (guint i = 0; strv[i] != NULL; i++)
+		json_array_add_string_element(array, strv[i]);
+	return array;
+}
+
+/* tests */
+
+static void test_levels(void)
+{
+	CliLevel level = CLI_LEVEL_PASS;
+
+	g_assert_cmpstr(cli_level_to_string(CLI_LEVEL_PASS), ==, "PASS");
+	g_assert_cmpstr(cli_level_to_string(CLI_LEVEL_NOTE), ==, "NOTE");
+	g_assert_cmpstr(cli_level_to_string(CLI_LEVEL_WARN), ==, "WARN");
+	g_assert_cmpstr(cli_level_to_string(CLI_LEVEL_FAIL), ==, "FAIL");
+	g_assert_cmpstr(cli_level_to_string((CliLevel)42), ==, "UNKNOWN");
+	g_assert_true(cli_level_from_string("warn", &level));
+	g_assert_cmpint(level, ==, CLI_LEVEL_WARN);
+	g_assert_true(cli_level_from_string("FAIL", &level));
+	g_assert_cmpint(level, ==, CLI_LEVEL_FAIL);
+	g_assert_false(cli_level_from_string("FAILED", &level));
+	g_assert_false(cli_level_from_string("", &level));
+	g_assert_false(cli_level_from_string(NULL, &level));
+	g_assert_cmpint(level, ==, CLI_LEVEL_FAIL);
+}
+
+static void test_rules_table(void)
+{
+	guint n = 0;
+	const CliAuditRuleInfo *rules = cli_audit_rules(&n);
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+	const struct {
+		const char *id;
+		CliLevel level;
+	} expected[] = {
+		{ "CPU-LEGACY-MODEL", CLI_LEVEL_FAIL },
+		{ "CPU-NO-AESNI", CLI_LEVEL_FAIL },
+		{ "CPU-MISSING-SIMD", CLI_LEVEL_NOTE },
+		{ "CPU-NESTED-EXPOSED", CLI_LEVEL_NOTE },
+		{ "CPU-HYPERVISOR", CLI_LEVEL_WARN },
+		{ "DISK-EMULATED", CLI_LEVEL_WARN },
+		{ "DISK-WRITE-THROUGH", CLI_LEVEL_WARN },
+		{ "DISK-SCHEDULER", CLI_LEVEL_NOTE },
+		{ "NIC-EMULATED", CLI_LEVEL_WARN },
+		{ "NIC-SINGLE-QUEUE", CLI_LEVEL_NOTE },
+		{ "CLOCK-SOURCE", CLI_LEVEL_WARN },
+		{ "NUMA-MEMORYLESS-NODE", CLI_LEVEL_WARN },
+		{ "NUMA-SPAN", CLI_LEVEL_NOTE },
+		{ "HUGEPAGES", CLI_LEVEL_NOTE },
+		{ "STEAL-TIME", CLI_LEVEL_WARN },
+		{ "FACTS-ERRORS", CLI_LEVEL_NOTE },
+	};
+
+	g_assert_cmpuint(n, ==, G_N_ELEMENTS(expected));
+	for (guint i = 0; i < n; i++) {
+		g_assert_cmpstr(rules[i].id, ==, expected[i].id);
+		g_assert_cmpint(rules[i].level, ==, expected[i].level);
+		g_assert_nonnull(rules[i].summary);
+		g_assert_cmpuint(strlen(rules[i].summary), >, 0);
+		g_assert_false(g_hash_table_contains(seen, rules[i].id));
+		g_hash_table_add(seen, (gpointer)rules[i].id);
+		for (const char *p = rules[i].id; *p != '\0'; p++)
+			g_assert_true(g_ascii_isupper(*p) || *p == '-');
+	}
+}
+
+static void test_tuned_host(void)
+{
+	g_autoptr(GPtrArray) findings = audit_fixture("tuned-host.json");
+	guint n = 0;
+	const CliAuditRuleInfo *rules = cli_audit_rules(&n);
+
+	dump(findings);
+	/* a clean guest: every rule checked something and says PASS */
+	for (guint i = 0; i < n; i++)
+		g_assert_cmpuint(count_rule(findings, rules[i].id, CLI_LEVEL_PASS), >=, 1);
+	g_assert_cmpint(cli_audit_worst(findings), ==, CLI_LEVEL_PASS);
+	assert_finding(findings, "DISK-EMULATED", "block/vda", CLI_LEVEL_PASS);
+	assert_finding(findings, "DISK-WRITE-THROUGH", "block/vda", CLI_LEVEL_PASS);
+	assert_finding(findings, "DISK-SCHEDULER", "block/vda", CLI_LEVEL_PASS);
+	assert_finding(findings, "NIC-EMULATED", "net/eth0", CLI_LEVEL_PASS);
+	assert_finding(findings, "NIC-SINGLE-QUEUE", "net/eth0", CLI_LEVEL_PASS);
+	assert_finding(findings, "NUMA-MEMORYLESS-NODE", "numa", CLI_LEVEL_PASS);
+	assert_finding(findings, "HUGEPAGES", "memory", CLI_LEVEL_PASS);
+	assert_finding(findings, "FACTS-ERRORS", "facts", CLI_LEVEL_PASS);
+	for (guint i = 0; i < findings->len; i++) {
+		CliFinding *f = g_ptr_array_index(findings, i);
+		g_assert_null(f->hint);
+	}
+}
+
+static void test_legacy_qemu64(void)
+{
+	g_autoptr(GPtrArray) findings = audit_fixture("legacy-qemu64.json");
+	CliFinding *f;
+
+	f = assert_finding(findings, "CPU-LEGACY-MODEL", "cpu", CLI_LEVEL_FAIL);
+	assert_contains(f->detail, "QEMU Virtual CPU version 2.5+");
+	assert_contains(f->hint, "-cpu host");
+	assert_contains(f->hint, "host-passthrough");
+	f = assert_finding(findings, "CPU-NO-AESNI", "cpu", CLI_LEVEL_FAIL);
+	assert_contains(f->detail, "no aes, pclmulqdq");
+	/* cpuid agrees with the flags: nothing to add */
+	g_assert_null(strstr(f->detail, "CPUID"));
+	assert_contains(f->hint, "+aes,+pclmulqdq");
+	f = assert_finding(findings, "CPU-MISSING-SIMD", "cpu", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "avx2, vaes, sha_ni");
+	f = assert_finding(findings, "CPU-NESTED-EXPOSED", "cpu", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "svm");
+	assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_PASS);
+	f = assert_finding(findings, "DISK-EMULATED", "block/sda", CLI_LEVEL_WARN);
+	assert_contains(f->detail, "ata_piix");
+	assert_contains(f->hint, "if=virtio");
+	assert_contains(f->hint, "<target bus='virtio'/>");
+	/* CD-ROMs are emulated everywhere and nobody benchmarks them */
+	assert_no_finding(findings, "DISK-EMULATED", "block/sr0");
+	/* write-through on IDE is DISK-EMULATED's business; no scheduler advice for ata */
+	assert_no_finding(findings, "DISK-WRITE-THROUGH", NULL);
+	assert_no_finding(findings, "DISK-SCHEDULER", NULL);
+	f = assert_finding(findings, "NIC-EMULATED", "net/ens3", CLI_LEVEL_WARN);
+	assert_contains(f->detail, "e1000");
+	assert_contains(f->hint, "virtio-net-pci");
+	assert_contains(f->hint, "<model type='virtio'/>");
+	/* e1000 is not virtio_net: the queue rule does not apply */
+	assert_no_finding(findings, "NIC-SINGLE-QUEUE", NULL);
+	assert_finding(findings, "HUGEPAGES", "memory", CLI_LEVEL_PASS);
+	assert_finding(findings, "NUMA-SPAN", "numa", CLI_LEVEL_PASS);
+	g_assert_cmpint(cli_audit_worst(findings), ==, CLI_LEVEL_FAIL);
+}
+
+static void test_numa_memoryless(void)
+{
+	g_autoptr(GPtrArray) findings = audit_fixture("numa-memoryless.json");
+	CliFinding *f;
+
+	f = assert_finding(findings, "NUMA-MEMORYLESS-NODE", "numa/node1", CLI_LEVEL_WARN);
+	assert_contains(f->detail, "2 CPUs and no memory");
+	f = assert_finding(findings, "NUMA-MEMORYLESS-NODE", "numa/node2", CLI_LEVEL_WARN);
+	assert_contains(f->detail, "memory and no CPUs");
+	assert_no_finding(findings, "NUMA-MEMORYLESS-NODE", "numa/node0");
+	assert_no_finding(findings, "NUMA-MEMORYLESS-NODE", "numa");
+	f = assert_finding(findings, "NUMA-SPAN", "numa", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "3 NUMA nodes");
+	f = assert_finding(findings, "HUGEPAGES", "memory", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "32.0 GiB");
+	assert_contains(f->detail, "THP never");
+	assert_finding(findings, "CLOCK-SOURCE", "clocksource", CLI_LEVEL_PASS);
+	assert_finding(findings, "DISK-SCHEDULER", "block/nvme0n1", CLI_LEVEL_PASS);
+	assert_finding(findings, "NIC-SINGLE-QUEUE", "net/eth0", CLI_LEVEL_PASS);
+	assert_finding(findings, "CPU-NO-AESNI", "cpu", CLI_LEVEL_PASS);
+	assert_finding(findings, "CPU-MISSING-SIMD", "cpu", CLI_LEVEL_PASS);
+	assert_finding(findings, "FACTS-ERRORS", "facts", CLI_LEVEL_PASS);
+	g_assert_cmpint(cli_audit_worst(findings), ==, CLI_LEVEL_WARN);
+}
+
+static void test_virtio_scsi_writethrough(void)
+{
+	g_autoptr(GPtrArray) findings = audit_fixture("virtio-scsi-writethrough.json");
+	CliFinding *f;
+
+	f = assert_finding(findings, "DISK-WRITE-THROUGH", "block/sda", CLI_LEVEL_WARN);
+	assert_contains(f->detail, "virtio-scsi");
+	assert_contains(f->hint, "cache=none");
+	assert_contains(f->hint, "io=native");
+	assert_finding(findings, "DISK-WRITE-THROUGH", "block/vdb", CLI_LEVEL_PASS);
+	f = assert_finding(findings, "DISK-SCHEDULER", "block/vdb", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "mq-deadline");
+	assert_contains(f->hint, "echo none > /sys/block/vdb/queue/scheduler");
+	/* virtio-scsi is not in the scheduler rule's scope */
+	assert_no_finding(findings, "DISK-SCHEDULER", "block/sda");
+	assert_finding(findings, "DISK-EMULATED", "block/sda", CLI_LEVEL_PASS);
+	f = assert_finding(findings, "NIC-SINGLE-QUEUE", "net/eth0", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "1 rx queue for 8 vCPUs");
+	assert_contains(f->hint, "queues='8'");
+	assert_contains(f->hint, "mq=on,vectors=18");
+	assert_contains(f->hint, "ethtool -L eth0 combined 8");
+	f = assert_finding(findings, "CLOCK-SOURCE", "clocksource", CLI_LEVEL_WARN);
+	assert_contains(f->detail, "hpet");
+	assert_contains(f->hint, "tsc is available");
+	f = assert_finding(findings, "STEAL-TIME", "steal", CLI_LEVEL_WARN);
+	assert_contains(f->detail, "12.5 %");
+	f = assert_finding(findings, "CPU-NESTED-EXPOSED", "cpu", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "vmx");
+	/* the flags lack aes while CPUID has it: say so */
+	f = assert_finding(findings, "CPU-NO-AESNI", "cpu", CLI_LEVEL_FAIL);
+	assert_contains(f->detail, "no aes in the CPU flags");
+	assert_contains(f->detail, "CPUID reports aes but /proc/cpuinfo does not list it");
+	g_assert_null(strstr(f->detail, "pclmulqdq but"));
+	/* exactly 8 GiB: not "more than 8 GiB" */
+	assert_finding(findings, "HUGEPAGES", "memory", CLI_LEVEL_PASS);
+	/* the agent's own error is reported once, not again as "unknown" */
+	f = assert_finding(findings, "FACTS-ERRORS", "memory.thp", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "No such file or directory");
+	g_assert_cmpuint(count_rule(findings, "FACTS-ERRORS", -1), ==, 1);
+}
+
+static void test_tcg(void)
+{
+	g_autoptr(GPtrArray) findings = audit_fixture("tcg.json");
+	CliFinding *f;
+
+	f = assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_WARN);
+	assert_contains(f->detail, "no hardware acceleration");
+	/* "QEMU TCG CPU" (-cpu max) is not a legacy model */
+	assert_finding(findings, "CPU-LEGACY-MODEL", "cpu", CLI_LEVEL_PASS);
+	assert_finding(findings, "CPU-NO-AESNI", "cpu", CLI_LEVEL_PASS);
+	f = assert_finding(findings, "CPU-MISSING-SIMD", "cpu", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "missing avx2, vaes ");
+	g_assert_null(strstr(f->detail, "sha_ni"));
+	/* vmxnet3 is emulated when the hypervisor is not VMware */
+	f = assert_finding(findings, "NIC-EMULATED", "net/ens4", CLI_LEVEL_WARN);
+	assert_contains(f->detail, "vmxnet3");
+	assert_contains(f->hint, "virtio-net-pci");
+	f = assert_finding(findings, "CLOCK-SOURCE", "clocksource", CLI_LEVEL_WARN);
+	assert_contains(f->hint, "kvm-clock");
+	/* steal percent null (no window): nothing to judge, nothing unknown */
+	assert_no_finding(findings, "STEAL-TIME", NULL);
+	assert_finding(findings, "FACTS-ERRORS", "facts", CLI_LEVEL_PASS);
+	/* one vCPU: a single queue is enough (and vmxnet3 is not virtio_net anyway) */
+	assert_no_finding(findings, "NIC-SINGLE-QUEUE", NULL);
+}
+
+static void set_hypervisor(JsonObject *facts, const char *vendor, const char *signature)
+{
+	JsonObject *hv = member_object(member_object(facts, "cpu"), "hypervisor");
+	if (vendor != NULL)
+		json_object_set_string_member(hv, "vendor", vendor);
+	else
+		json_object_set_null_member(hv, "vendor");
+	if (signature != NULL)
+		json_object_set_string_member(hv, "signature", signature);
+	else
+		json_object_set_null_member(hv, "signature");
+}
+
+static void test_nic_vmware(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("tcg.json");
+	JsonObject *facts = fixture_object(node);
+	JsonObject *nic = element_object(facts, "net", 0);
+	CliFinding *f;
+
+	set_hypervisor(facts, "VMware", "VMwareVMware");
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		assert_finding(findings, "NIC-EMULATED", "net/ens4", CLI_LEVEL_PASS);
+		assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_PASS);
+	}
+	/* e1000 is emulated under VMware too; the hint names VMware's own answer */
+	json_object_set_string_member(nic, "driver", "e1000e");
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		f = assert_finding(findings, "NIC-EMULATED", "net/ens4", CLI_LEVEL_WARN);
+		assert_contains(f->hint, "vmxnet3");
+	}
+	/* vmxnet3 under KVM */
+	json_object_set_string_member(nic, "driver", "vmxnet3");
+	set_hypervisor(facts, "KVM", "KVMKVMKVM");
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		assert_finding(findings, "NIC-EMULATED", "net/ens4", CLI_LEVEL_WARN);
+	}
+	/* a NIC without a driver (bridge, veth) is not judged */
+	json_object_set_null_member(nic, "driver");
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		assert_no_finding(findings, "NIC-EMULATED", NULL);
+		assert_no_finding(findings, "FACTS-ERRORS", "net[0].driver");
+	}
+}
+
+static void test_hypervisor_variants(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("tuned-host.json");
+	JsonObject *facts = fixture_object(node);
+	JsonObject *hv = member_object(member_object(facts, "cpu"), "hypervisor");
+	CliFinding *f;
+
+	/* an agent that only knew the raw signature */
+	set_hypervisor(facts, NULL, "KVMKVMKVM");
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_PASS);
+	}
+	set_hypervisor(facts, "TCGTCGTCGTCG", NULL);
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_WARN);
+	}
+	set_hypervisor(facts, "Microsoft Hv", "Microsoft Hv");
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_PASS);
+	}
+	set_hypervisor(facts, "FooVisorFoo", "FooVisorFoo");
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		f = assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_NOTE);
+		assert_contains(f->detail, "FooVisorFoo");
+	}
+	set_hypervisor(facts, NULL, NULL);
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		f = assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_NOTE);
+		assert_contains(f->detail, "vendor unknown");
+	}
+	json_object_set_boolean_member(hv, "present", FALSE);
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		f = assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_NOTE);
+		assert_contains(f->detail, "no hypervisor");
+	}
+	json_object_set_string_member(hv, "present", "yes");
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		assert_no_finding(findings, "CPU-HYPERVISOR", NULL);
+		f = assert_finding(findings, "FACTS-ERRORS", "cpu.hypervisor.present",
+		                   CLI_LEVEL_NOTE);
+		assert_contains(f->detail, "CPU-HYPERVISOR");
+	}
+}
+
+static void test_legacy_names(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("tuned-host.json");
+	JsonObject *facts = fixture_object(node);
+	JsonObject *cpu = member_object(facts, "cpu");
+	const struct {
+		const char *model;
+		CliLevel level;
+	} cases[] = {
+		{ "QEMU Virtual CPU version 2.5+", CLI_LEVEL_FAIL },
+		{ "QEMU Virtual CPU version 1.0", CLI_LEVEL_FAIL },
+		{ "Common KVM processor", CLI_LEVEL_FAIL },
+		{ "Common 32-bit KVM processor", CLI_LEVEL_FAIL },
+		{ "common kvm processor", CLI_LEVEL_FAIL },
+		{ "kvm64", CLI_LEVEL_FAIL },
+		{ "qemu32", CLI_LEVEL_FAIL },
+		{ "Intel CPU (qemu64)", CLI_LEVEL_FAIL },
+		{ "xkvm640 processor", CLI_LEVEL_PASS },
+		{ "QEMU TCG CPU version 2.5+", CLI_LEVEL_PASS },
+		{ "Intel Xeon Processor (Cascadelake)", CLI_LEVEL_PASS },
+		{ "", CLI_LEVEL_PASS },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GPtrArray) findings = NULL;
+		json_object_set_string_member(cpu, "model_name", cases[i].model);
+		findings = cli_audit_run(facts);
+		assert_finding(findings, "CPU-LEGACY-MODEL", "cpu", cases[i].level);
+	}
+	/* null model (aarch64 has none): nothing to judge and nothing unknown */
+	json_object_set_null_member(cpu, "model_name");
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		assert_no_finding(findings, "CPU-LEGACY-MODEL", NULL);
+		assert_finding(findings, "FACTS-ERRORS", "facts", CLI_LEVEL_PASS);
+	}
+}
+
+static void test_aarch64(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("tuned-host.json");
+	JsonObject *facts = fixture_object(node);
+	JsonObject *cpu = member_object(facts, "cpu");
+	const char *const arm_flags[] = { "fp",   "asimd", "evtstrm", "aes", "pmull",
+		                          "sha1", "sha2",  "crc32",   NULL };
+	const char *const arm_no_pmull[] = { "fp", "asimd", "aes", NULL };
+	CliFinding *f;
+
+	json_object_set_string_member(cpu, "architecture", "aarch64");
+	json_object_set_null_member(cpu, "cpuid");
+	json_object_set_null_member(cpu, "model_name");
+	json_object_set_array_member(cpu, "flags", strv_to_array(arm_flags));
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		f = assert_finding(findings, "CPU-NO-AESNI", "cpu", CLI_LEVEL_PASS);
+		assert_contains(f->detail, "pmull");
+		/* x86 extension names mean nothing here */
+		assert_no_finding(findings, "CPU-MISSING-SIMD", NULL);
+		assert_no_finding(findings, "CPU-NESTED-EXPOSED", NULL);
+		g_assert_cmpint(cli_audit_worst(findings), ==, CLI_LEVEL_PASS);
+	}
+	json_object_set_array_member(cpu, "flags", strv_to_array(arm_no_pmull));
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		f = assert_finding(findings, "CPU-NO-AESNI", "cpu", CLI_LEVEL_FAIL);
+		assert_contains(f->detail, "no pmull");
+	}
+	/* an architecture with other names for everything: not judged */
+	json_object_set_string_member(cpu, "architecture", "s390x");
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		assert_no_finding(findings, "CPU-NO-AESNI", NULL);
+	}
+}
+
+static void test_cpuid_disagrees(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("tuned-host.json");
+	JsonObject *facts = fixture_object(node);
+	JsonObject *cpuid = member_object(member_object(facts, "cpu"), "cpuid");
+	CliFinding *f;
+
+	/* flags list aes, CPUID says no: still PASS (the kernel uses it), but say so */
+	json_object_set_boolean_member(cpuid, "pclmulqdq", FALSE);
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		f = assert_finding(findings, "CPU-NO-AESNI", "cpu", CLI_LEVEL_PASS);
+		assert_contains(f->detail,
+		                "/proc/cpuinfo lists pclmulqdq but CPUID does not report it");
+	}
+	/* cpuid of the wrong shape: the flags still decide; the shape is noted */
+	json_object_set_string_member(cpuid, "aes", "true");
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		assert_finding(findings, "CPU-NO-AESNI", "cpu", CLI_LEVEL_PASS);
+		assert_finding(findings, "FACTS-ERRORS", "cpu.cpuid.aes", CLI_LEVEL_NOTE);
+	}
+}
+
+static void test_flags_empty(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("tuned-host.json");
+	JsonObject *facts = fixture_object(node);
+	JsonObject *cpu = member_object(facts, "cpu");
+	const char *const none[] = { NULL };
+	CliFinding *f;
+
+	/* no CPU has no flags: an empty list is "could not read", not "no AES" */
+	json_object_set_array_member(cpu, "flags", strv_to_array(none));
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		assert_no_finding(findings, "CPU-NO-AESNI", NULL);
+		f = assert_finding(findings, "FACTS-ERRORS", "cpu.flags", CLI_LEVEL_NOTE);
+		assert_contains(f->detail, "unknown: cpu.flags missing or of the wrong type");
+		assert_contains(f->detail, "CPU-NO-AESNI, CPU-MISSING-SIMD, CPU-NESTED-EXPOSED");
+		g_assert_cmpuint(count_rule(findings, "FACTS-ERRORS", -1), ==, 1);
+	}
+}
+
+static void test_wrong_types(void)
+{
+	g_autoptr(GPtrArray) findings = audit_fixture("wrong-types.json");
+	const char *const unknown[] = {
+		"cpu.architecture",
+		"cpu.model_name",
+		"cpu.flags",
+		"cpu.hypervisor.present",
+		"memory.total_bytes",
+		"memory.numa.nodes[0].id",
+		"memory.numa.nodes[0].cpus",
+		"memory.numa.nodes[0].memory_bytes",
+		"memory.numa.nodes[1]",
+		"clocksource.current",
+		"steal.percent",
+		"block[0]",
+		"block[1]",
+		"block[2]",
+		"block[3].name",
+		"block[3].bus",
+		"block[3].cdrom",
+		"net",
+		"errors[0]",
+		"errors[1]",
+		"errors[2]",
+	};
+
+	dump(findings);
+	for (guint i = 0; i < G_N_ELEMENTS(unknown); i++) {
+		CliFinding *f =
+		    assert_finding(findings, "FACTS-ERRORS", unknown[i], CLI_LEVEL_NOTE);
+		g_autofree char *prefix =
+		    g_strdup_printf("unknown: %s missing or of the wrong type", unknown[i]);
+		g_assert_true(g_str_has_prefix(f->detail, prefix));
+	}
+	/* nothing was judged on garbage */
+	for (guint i = 0; i < findings->len; i++) {
+		CliFinding *f = g_ptr_array_index(findings, i);
+		g_assert_cmpstr(f->rule, ==, "FACTS-ERRORS");
+		g_assert_cmpint(f->level, ==, CLI_LEVEL_NOTE);
+	}
+}
+
+static void test_missing_members(void)
+{
+	g_autoptr(GPtrArray) findings = audit_fixture("missing-members.json");
+	const char *const unknown[] = {
+		"cpu.flags",   "cpu.hypervisor", "memory.total_bytes", "memory.numa.nodes",
+		"clocksource", "steal",          "block[0].name",      "block[0].bus",
+	};
+
+	dump(findings);
+	for (guint i = 0; i < G_N_ELEMENTS(unknown); i++)
+		assert_finding(findings, "FACTS-ERRORS", unknown[i], CLI_LEVEL_NOTE);
+	/* nullable members absent: silence (model_name, driver, errors) */
+	assert_no_finding(findings, "FACTS-ERRORS", "cpu.model_name");
+	assert_no_finding(findings, "FACTS-ERRORS", "net[0].driver");
+	assert_no_finding(findings, "FACTS-ERRORS", "errors");
+	g_assert_cmpuint(count_rule(findings, "FACTS-ERRORS", -1), ==, G_N_ELEMENTS(unknown));
+	g_assert_cmpint(cli_audit_worst(findings), ==, CLI_LEVEL_NOTE);
+}
+
+static void check_empty(GPtrArray *findings)
+{
+	const char *const sections[] = { "cpu", "memory", "clocksource", "steal", "block", "net" };
+	CliFinding *f;
+
+	g_assert_cmpuint(findings->len, ==, G_N_ELEMENTS(sections));
+	for (guint i = 0; i < G_N_ELEMENTS(sections); i++)
+		assert_finding(findings, "FACTS-ERRORS", sections[i], CLI_LEVEL_NOTE);
+	/* one note per missing section, naming every rule that needed it */
+	f = find(findings, "FACTS-ERRORS", "cpu");
+	assert_contains(f->detail, "needed by CPU-LEGACY-MODEL, CPU-NO-AESNI");
+	assert_contains(f->detail, "CPU-HYPERVISOR");
+}
+
+static void test_empty(void)
+{
+	g_autoptr(GPtrArray) findings = audit_fixture("empty.json");
+	g_autoptr(GPtrArray) findings_null = cli_audit_run(NULL);
+	check_empty(findings);
+	check_empty(findings_null);
+}
+
+static void test_extra_members(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("tuned-host.json");
+	JsonObject *facts = fixture_object(node);
+	g_autoptr(GPtrArray) before = cli_audit_run(facts);
+	g_autoptr(GPtrArray) after = NULL;
+
+	json_object_set_string_member(facts, "future_section", "x");
+	json_object_set_int_member(member_object(facts, "cpu"), "microcode", 0x42);
+	json_object_set_boolean_member(element_object(facts, "block", 0), "dax", TRUE);
+	json_object_set_array_member(member_object(facts, "memory"), "tiers", json_array_new());
+	after = cli_audit_run(facts);
+	g_assert_cmpuint(after->len, ==, before->len);
+	for (guint i = 0; i < after->len; i++) {
+		CliFinding *a = g_ptr_array_index(before, i);
+		CliFinding *b = g_ptr_array_index(after, i);
+		g_assert_cmpstr(a->rule, ==, b->rule);
+		g_assert_cmpstr(a->subject, ==, b->subject);
+		g_assert_cmpint(a->level, ==, b->level);
+	}
+}
+
+static JsonObject *make_huge(guint n)
+{
+	JsonObject *facts = json_object_new();
+	JsonArray *block = json_array_new();
+	JsonArray *net = json_array_new();
+
+	for (guint i = 0; i < n; i++) {
+		JsonObject *disk = json_object_new();
+		JsonObject *nic = json_object_new();
+		g_autofree char *dname = g_strdup_printf("sd%u", i);
+		g_autofree char *nname = g_strdup_printf("eth%u", i);
+		json_object_set_string_member(disk, "name", dname);
+		json_object_set_string_member(disk, "bus", i % 2 == 0 ? "sata" : "virtio-blk");
+		json_object_set_string_member(disk, "driver", i % 2 == 0 ? "ahci" : "virtio_blk");
+		json_object_set_string_member(disk, "scheduler", "mq-deadline");
+		json_object_set_string_member(disk, "write_cache", "write through");
+		json_array_add_object_element(block, disk);
+		json_object_set_string_member(nic, "name", nname);
+		json_object_set_string_member(nic, "driver", "e1000");
+		json_array_add_object_element(net, nic);
+	}
+	json_object_set_array_member(facts, "block", block);
+	json_object_set_array_member(facts, "net", net);
+	return facts;
+}
+
+static void test_huge_arrays(void)
+{
+	g_autoptr(JsonObject) facts = make_huge(10000);
+	g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+	g_autoptr(GString) table = g_string_new(NULL);
+	g_autoptr(GString) csv = g_string_new(NULL);
+
+	g_assert_cmpuint(count_rule(findings, "DISK-EMULATED", CLI_LEVEL_WARN), ==, 5000);
+	g_assert_cmpuint(count_rule(findings, "DISK-EMULATED", CLI_LEVEL_PASS), ==, 5000);
+	g_assert_cmpuint(count_rule(findings, "DISK-WRITE-THROUGH", CLI_LEVEL_WARN), ==, 5000);
+	g_assert_cmpuint(count_rule(findings, "DISK-SCHEDULER", CLI_LEVEL_NOTE), ==, 5000);
+	g_assert_cmpuint(count_rule(findings, "NIC-EMULATED", CLI_LEVEL_WARN), ==, 10000);
+	assert_finding(findings, "DISK-EMULATED", "block/sd9998", CLI_LEVEL_WARN);
+	cli_audit_render_table(table, "big", findings, FALSE, TRUE);
+	cli_audit_render_csv_rows(csv, "big", findings);
+	g_assert_cmpuint(table->len, >, 0);
+	g_assert_cmpuint(csv->len, >, 0);
+}
+
+static void test_errors_coverage(void)
+{
+	const char *const spellings[] = { "block[0].bus", "block.vda.bus", "block/vda.bus",
+		                          "block[0]", "block" };
+
+	for (guint i = 0; i <= G_N_ELEMENTS(spellings); i++) {
+		g_autoptr(JsonNode) node = load_fixture("tuned-host.json");
+		JsonObject *facts = fixture_object(node);
+		JsonArray *errors = json_array_new();
+		g_autoptr(GPtrArray) findings = NULL;
+
+		json_object_set_null_member(element_object(facts, "block", 0), "bus");
+		if (i < G_N_ELEMENTS(spellings)) {
+			JsonObject *entry = json_object_new();
+			json_object_set_string_member(entry, "member", spellings[i]);
+			json_object_set_string_member(entry, "reason", "gone");
+			json_array_add_object_element(errors, entry);
+		}
+		json_object_set_array_member(facts, "errors", errors);
+		findings = cli_audit_run(facts);
+		if (i < G_N_ELEMENTS(spellings)) {
+			/* the agent said why: once, in its words */
+			CliFinding *f =
+			    assert_finding(findings, "FACTS-ERRORS", spellings[i], CLI_LEVEL_NOTE);
+			g_assert_true(g_str_has_prefix(f->detail, "the agent could not read"));
+			g_assert_cmpuint(count_rule(findings, "FACTS-ERRORS", -1), ==, 1);
+		} else {
+			CliFinding *f = assert_finding(findings, "FACTS-ERRORS", "block[0].bus",
+			                               CLI_LEVEL_NOTE);
+			assert_contains(f->detail, "DISK-EMULATED, DISK-WRITE-THROUGH, "
+			                           "DISK-SCHEDULER");
+		}
+		assert_no_finding(findings, "DISK-EMULATED", "block/vda");
+	}
+}
+
+static void test_errors_numa(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("numa-memoryless.json");
+	JsonObject *facts = fixture_object(node);
+	JsonObject *memory = member_object(facts, "memory");
+	JsonObject *numa = member_object(memory, "numa");
+	JsonObject *node1 = element_object(numa, "nodes", 1);
+	JsonArray *errors = json_array_new();
+	JsonObject *entry = json_object_new();
+	g_autoptr(GPtrArray) findings = NULL;
+
+	/* the agent's spelling for node ids, as agent/facts/memory.c writes it */
+	json_object_set_null_member(node1, "cpus");
+	json_object_set_string_member(entry, "member", "memory.numa.node1.cpus");
+	json_object_set_string_member(entry, "reason", "node1/cpulist: Permission denied");
+	json_array_add_object_element(errors, entry);
+	json_object_set_array_member(facts, "errors", errors);
+	findings = cli_audit_run(facts);
+	assert_finding(findings, "FACTS-ERRORS", "memory.numa.node1.cpus", CLI_LEVEL_NOTE);
+	assert_no_finding(findings, "FACTS-ERRORS", "memory.numa.nodes[1].cpus");
+	g_assert_cmpuint(count_rule(findings, "FACTS-ERRORS", -1), ==, 1);
+	/* node 1 is not judged; node 2 still is */
+	assert_no_finding(findings, "NUMA-MEMORYLESS-NODE", "numa/node1");
+	assert_finding(findings, "NUMA-MEMORYLESS-NODE", "numa/node2", CLI_LEVEL_WARN);
+}
+
+static void test_findings_json(void)
+{
+	g_autoptr(GPtrArray) findings = audit_fixture("legacy-qemu64.json");
+	g_autoptr(JsonNode) node = cli_audit_findings_to_json(findings);
+	g_autoptr(GPtrArray) empty = g_ptr_array_new();
+	g_autoptr(JsonNode) empty_node = cli_audit_findings_to_json(empty);
+	const char *const allowed[] = { "rule", "level", "subject", "detail", "hint", NULL };
+	JsonArray *array;
+	guint n_hints = 0;
+
+	g_assert_true(JSON_NODE_HOLDS_ARRAY(node));
+	array = json_node_get_array(node);
+	g_assert_cmpuint(json_array_get_length(array), ==, findings->len);
+	for (guint i = 0; i < findings->len; i++) {
+		CliFinding *f = g_ptr_array_index(findings, i);
+		g_autoptr(GError) error = NULL;
+		JsonObject *obj = NULL;
+		const char *str = NULL;
+		CliLevel level = CLI_LEVEL_PASS;
+
+		g_assert_true(gb_json_node_get_object(json_array_get_element(array, i), "finding",
+		                                      &obj, &error));
+		g_assert_true(gb_json_check_members(obj, allowed, &error));
+		g_assert_no_error(error);
+		g_assert_cmpuint(json_object_get_size(obj), ==, 5);
+		g_assert_true(gb_json_get_string(obj, "rule", GB_JSON_REQUIRED, &str, &error));
+		g_assert_cmpstr(str, ==, f->rule);
+		g_assert_true(gb_json_get_string(obj, "level", GB_JSON_REQUIRED, &str, &error));
+		g_assert_true(cli_level_from_string(str, &level));
+		g_assert_cmpint(level, ==, f->level);
+		g_assert_true(gb_json_get_string(obj, "subject", GB_JSON_REQUIRED, &str, &error));
+		g_assert_cmpstr(str, ==, f->subject);
+		g_assert_true(gb_json_get_string(obj, "detail", GB_JSON_REQUIRED, &str, &error));
+		g_assert_cmpstr(str, ==, f->detail);
+		/* hint is always there: a string, or null when there is none */
+		str = NULL;
+		g_assert_true(gb_json_get_string(obj, "hint", GB_JSON_OPTIONAL, &str, &error));
+		g_assert_cmpstr(str, ==, f->hint);
+		if (str != NULL)
+			n_hints++;
+	}
+	g_assert_cmpuint(n_hints, >, 0);
+	g_assert_true(JSON_NODE_HOLDS_ARRAY(empty_node));
+	g_assert_cmpuint(json_array_get_length(json_node_get_array(empty_node)), ==, 0);
+}
+
+/* the byte offset of the n-th occurrence-free column: where needle starts in line */
+static gssize column_of(const char *line, const char *needle)
+{
+	const char *p = strstr(line, needle);
+	return p != NULL ? p - line : -1;
+}
+
+static void test_render_table(void)
+{
+	g_autoptr(GPtrArray) findings = audit_fixture("legacy-qemu64.json");
+	g_autoptr(GString) plain = g_string_new(NULL);
+	g_autoptr(GString) color = g_string_new(NULL);
+	g_autoptr(GString) only = g_string_new(NULL);
+	g_auto(GStrv) lines = NULL;
+	gssize subject_col = -1;
+	guint n_rows = 0;
+
+	cli_audit_render_table(plain, "vm1", findings, FALSE, FALSE);
+	cli_audit_render_table(color, "vm1", findings, TRUE, FALSE);
+	cli_audit_render_table(only, "vm1", findings, FALSE, TRUE);
+
+	g_assert_null(strchr(plain->str, '\033'));
+	assert_contains(plain->str, "vm1  FAIL  CPU-LEGACY-MODEL");
+	assert_contains(plain->str, "vm1  WARN  DISK-EMULATED");
+	assert_contains(plain->str, "\n    hint: use -cpu host");
+	assert_contains(color->str, "vm1  \033[1;31mFAIL\033[0m  CPU-LEGACY-MODEL");
+	assert_contains(color->str, "\033[32mPASS\033[0m");
+	g_assert_null(strstr(only->str, "PASS"));
+	g_assert_null(strstr(only->str, "NOTE"));
+	assert_contains(only->str, "FAIL  CPU-NO-AESNI");
+
+	/* aligned: the subject column starts at the same offset on every finding line */
+	lines = g_strsplit(plain->str, "\n", -1);
+	for (guint i = 0; lines[i] != NULL; i++) {
+		CliFinding *f;
+		gssize col;
+		if (!g_str_has_prefix(lines[i], "vm1  "))
+			continue;
+		f = g_ptr_array_index(findings, n_rows);
+		n_rows++;
+		col = column_of(lines[i] + 11 + strlen(f->rule), f->subject);
+		g_assert_cmpint(col, >=, 2);
+		col += 11 + (gssize)strlen(f->rule);
+		if (subject_col < 0)
+			subject_col = col;
+		g_assert_cmpint(col, ==, subject_col);
+	}
+	g_assert_cmpuint(n_rows, ==, findings->len);
+}
+
+static void test_render_hostile(void)
+{
+	g_autoptr(GPtrArray) findings = audit_fixture("hostile-strings.json");
+	g_autoptr(GString) table = g_string_new(NULL);
+	g_autoptr(GString) csv = g_string_new(NULL);
+	const char *guest = "evil\033[2J\x9b\xc2\x9bname";
+	CliFinding *f;
+
+	dump(findings);
+	f = assert_finding(findings, "CPU-LEGACY-MODEL", "cpu", CLI_LEVEL_FAIL);
+	assert_contains(f->detail, "\033]0;pwned");
+	f = assert_finding(findings, "DISK-EMULATED", "block/sd\033[31ma", CLI_LEVEL_WARN);
+	assert_contains(f->detail, "ahci,\"quoted\"\nnext");
+	assert_finding(findings, "NIC-EMULATED", "net/eth0\033[8m", CLI_LEVEL_WARN);
+	assert_finding(findings, "FACTS-ERRORS", "os.\033[31m", CLI_LEVEL_NOTE);
+
+	cli_audit_render_table(table, guest, findings, TRUE, FALSE);
+	cli_audit_render_csv_rows(csv, guest, findings);
+	for (const char *p = table->str; *p != '\0'; p++) {
+		/* the only escapes are our own colour codes, "\033[" + digits/; + "m" */
+		if (*p == '\033') {
+			g_assert_cmpint(p[1], ==, '[');
+			p += 2;
+			while (g_ascii_isdigit(*p) || *p == ';')
+				p++;
+			g_assert_cmpint(*p, ==, 'm');
+			continue;
+		}
+		g_assert_cmpint(*p, !=, '\007');
+		g_assert_cmpint(*p, !=, '\r');
+		g_assert_false((guchar)*p < 0x20 && *p != '\n');
+	}
+	g_assert_null(strstr(table->str, "\xc2\x9b"));
+	assert_contains(table->str, "evil\\x1B[2J\\x9B\\u009Bname");
+	assert_contains(table->str, "block/sd\\x1B[31ma");
+	assert_contains(table->str, "\\x1B]0;pwned\\x07QEMU");
+	assert_contains(table->str, "ahci,\"quoted\"\\x0Anext");
+	/* a fake line cannot be injected: "FAKE  PASS" stays on the real line */
+	assert_contains(table->str, "KVM\\x0D\\x0AFAKE  PASS");
+	/* CSV: CR/LF kept inside quotes, every other control escaped */
+	g_assert_null(strchr(csv->str, '\033'));
+	g_assert_null(strchr(csv->str, '\007'));
+	assert_contains(csv->str, "\"emulated storage: bus sata, driver ahci,\"\"quoted\"\"\nnext");
+	assert_contains(csv->str, "evil\\x1B[2J\\x9B\\u009Bname,WARN,DISK-EMULATED,");
+}
+
+static void test_csv(void)
+{
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autoptr(GPtrArray) findings =
+	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_finding_free);
+	const struct {
+		const char *in;
+		const char *out;
+	} fields[] = {
+		{ "plain", "plain" },   { "", "" },
+		{ "a,b", "\"a,b\"" },   { "say \"hi\"", "\"say \"\"hi\"\"\"" },
+		{ "x\ny", "\"x\ny\"" }, { "x\ry", "\"x\ry\"" },
+		{ "\"", "\"\"\"\"" },   { "tab\there", "tab\there" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(fields); i++) {
+		g_string_truncate(out, 0);
+		cli_csv_append_field(out, fields[i].in);
+		g_assert_cmpstr(out->str, ==, fields[i].out);
+	}
+
+	g_string_truncate(out, 0);
+	cli_audit_render_csv_header(out);
+	g_assert_cmpstr(out->str, ==, "guest,level,rule,subject,detail,hint\n");
+	g_ptr_array_add(findings, cli_finding_new("DISK-EMULATED", CLI_LEVEL_WARN, "block/sda",
+	                                          "bus ata, driver ata_piix", "use \"virtio\""));
+	g_ptr_array_add(findings, cli_finding_new("CPU-HYPERVISOR", CLI_LEVEL_PASS, "cpu",
+	                                          "line1\nline2\ttab", NULL));
+	g_string_truncate(out, 0);
+	cli_audit_render_csv_rows(out, "web,1", findings);
+	g_assert_cmpstr(out->str, ==,
+	                "\"web,1\",WARN,DISK-EMULATED,block/sda,\"bus ata, driver ata_piix\","
+	                "\"use \"\"virtio\"\"\"\n"
+	                "\"web,1\",PASS,CPU-HYPERVISOR,cpu,\"line1\nline2\\x09tab\",\n");
+}
+
+static void test_summary(void)
+{
+	g_autoptr(CliAuditSummary) summary = cli_audit_summary_new();
+	g_autoptr(GPtrArray) tuned = audit_fixture("tuned-host.json");
+	g_autoptr(GPtrArray) legacy = audit_fixture("legacy-qemu64.json");
+	g_autoptr(GPtrArray) cache = audit_fixture("virtio-scsi-writethrough.json");
+	g_autoptr(GString) table = g_string_new(NULL);
+	g_autoptr(JsonNode) node = NULL;
+	g_autoptr(GError) error = NULL;
+	JsonObject *root = NULL;
+	JsonArray *rules = NULL;
+	gint64 n = 0;
+	const char *str = NULL;
+	gboolean seen_write_through = FALSE;
+	gboolean seen_legacy = FALSE;
+
+	cli_audit_summary_add(summary, "web1", tuned);
+	cli_audit_summary_add(summary, "legacy", legacy);
+	cli_audit_summary_add(summary, "cache1", cache);
+	cli_audit_summary_render_table(summary, table);
+	g_test_message("%s", table->str);
+	assert_contains(table->str, "3 guests, worst level FAIL (columns count guests)\nRULE       "
+	                            "           PASS  NOTE  WARN  FAIL  NOT PASSING\n");
+	/* CPU-LEGACY-MODEL: 2 PASS, 0 NOTE, 0 WARN, 1 FAIL */
+	assert_contains(table->str, "CPU-LEGACY-MODEL         2     0     0     1  "
+	                            "FAIL: legacy\n");
+	assert_contains(table->str, "DISK-EMULATED            2     0     1     0  "
+	                            "WARN: legacy\n");
+	/* cache1 has a WARN and a PASS disk: counted once, at WARN */
+	assert_contains(table->str, "DISK-WRITE-THROUGH       1     0     1     0  "
+	                            "WARN: cache1\n");
+	assert_contains(table->str, "CPU-NO-AESNI             1     0     0     2  "
+	                            "FAIL: legacy, cache1\n");
+
+	node = cli_audit_summary_to_json(summary);
+	g_assert_true(gb_json_node_get_object(node, "summary", &root, &error));
+	g_assert_true(gb_json_get_int(root, "guests", GB_JSON_REQUIRED, 0, 100, &n, &error));
+	g_assert_cmpint(n, ==, 3);
+	g_assert_true(gb_json_get_string(root, "worst", GB_JSON_REQUIRED, &str, &error));
+	g_assert_cmpstr(str, ==, "FAIL");
+	g_assert_true(gb_json_get_array(root, "rules", GB_JSON_REQUIRED, &rules, &error));
+	for (guint i = 0; i < json_array_get_length(rules); i++) {
+		JsonObject *rule = NULL;
+		JsonObject *counts = NULL;
+		JsonObject *guests = NULL;
+		g_auto(GStrv) warn = NULL;
+		gint64 pass = 0;
+		gint64 nwarn = 0;
+
+		g_assert_true(gb_json_node_get_object(json_array_get_element(rules, i), "rule",
+		                                      &rule, &error));
+		g_assert_true(gb_json_get_string(rule, "rule", GB_JSON_REQUIRED, &str, &error));
+		g_assert_true(
+		    gb_json_get_object(rule, "counts", GB_JSON_REQUIRED, &counts, &error));
+		g_assert_true(
+		    gb_json_get_object(rule, "guests", GB_JSON_REQUIRED, &guests, &error));
+		g_assert_true(
+		    gb_json_get_int(counts, "PASS", GB_JSON_REQUIRED, 0, 3, &pass, &error));
+		g_assert_true(
+		    gb_json_get_int(counts, "WARN", GB_JSON_REQUIRED, 0, 3, &nwarn, &error));
+		g_assert_true(gb_json_get_strv(guests, "WARN", GB_JSON_REQUIRED, &warn, &error));
+		g_assert_cmpuint(g_strv_length(warn), ==, (guint)nwarn);
+		if (g_strcmp0(str, "DISK-WRITE-THROUGH") == 0) {
+			seen_write_through = TRUE;
+			g_assert_cmpint(pass, ==, 1);
+			g_assert_cmpint(nwarn, ==, 1);
+			g_assert_cmpstr(warn[0], ==, "cache1");
+		}
+		if (g_strcmp0(str, "CPU-LEGACY-MODEL") == 0) {
+			g_auto(GStrv) pass_guests = NULL;
+			seen_legacy = TRUE;
+			g_assert_true(gb_json_get_strv(guests, "PASS", GB_JSON_REQUIRED,
+			                               &pass_guests, &error));
+			g_assert_cmpuint(g_strv_length(pass_guests), ==, 2);
+			g_assert_cmpstr(pass_guests[0], ==, "web1");
+			g_assert_cmpstr(pass_guests[1], ==, "cache1");
+		}
+	}
+	g_assert_no_error(error);
+	g_assert_true(seen_write_through);
+	g_assert_true(seen_legacy);
+}
+
+static void test_summary_many(void)
+{
+	g_autoptr(CliAuditSummary) summary = cli_audit_summary_new();
+	g_autoptr(GPtrArray) legacy = audit_fixture("legacy-qemu64.json");
+	g_autoptr(GString) table = g_string_new(NULL);
+	g_autoptr(GPtrArray) odd = g_ptr_array_new_with_free_func((GDestroyNotify)cli_finding_free);
+	g_autoptr(CliAuditSummary) empty = cli_audit_summary_new();
+	g_autoptr(GString) empty_table = g_string_new(NULL);
+
+	for (guint i = 0; i < 20; i++) {
+		g_autofree char *name = g_strdup_printf("vm%02u", i);
+		cli_audit_summary_add(summary, name, legacy);
+	}
+	/* a rule id the table does not know, and a guest name with an escape */
+	g_ptr_array_add(odd, cli_finding_new("HOST-QMP-CACHE", CLI_LEVEL_WARN, "block/vda",
+	                                     "cache=writethrough", NULL));
+	cli_audit_summary_add(summary, "bad\033name", odd);
+	cli_audit_summary_render_table(summary, table);
+	assert_contains(table->str, "21 guests, worst level FAIL");
+	assert_contains(table->str, "FAIL: vm00, vm01, vm02, vm03, vm04, vm05, vm06, vm07 "
+	                            "(+12 more)");
+	assert_contains(table->str, "HOST-QMP-CACHE");
+	assert_contains(table->str, "WARN: bad\\x1Bname");
+	g_assert_null(strchr(table->str, '\033'));
+	/* known rules first, in table order; unknown ones after */
+	g_assert_true(strstr(table->str, "FACTS-ERRORS") < strstr(table->str, "HOST-QMP-CACHE"));
+	g_assert_true(strstr(table->str, "CPU-LEGACY-MODEL") < strstr(table->str, "DISK-EMULATED"));
+
+	cli_audit_summary_render_table(empty, empty_table);
+	assert_contains(empty_table->str, "0 guests, worst level PASS");
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/audit/levels", test_levels);
+	g_test_add_func("/audit/rules-table", test_rules_table);
+	g_test_add_func("/audit/tuned-host", test_tuned_host);
+	g_test_add_func("/audit/legacy-qemu64", test_legacy_qemu64);
+	g_test_add_func("/audit/numa-memoryless", test_numa_memoryless);
+	g_test_add_func("/audit/virtio-scsi-writethrough", test_virtio_scsi_writethrough);
+	g_test_add_func("/audit/tcg", test_tcg);
+	g_test_add_func("/audit/nic-vmware", test_nic_vmware);
+	g_test_add_func("/audit/hypervisor-variants", test_hypervisor_variants);
+	g_test_add_func("/audit/legacy-names", test_legacy_names);
+	g_test_add_func("/audit/aarch64", test_aarch64);
+	g_test_add_func("/audit/cpuid-disagrees", test_cpuid_disagrees);
+	g_test_add_func("/audit/flags-empty", test_flags_empty);
+	g_test_add_func("/audit/wrong-types", test_wrong_types);
+	g_test_add_func("/audit/missing-members", test_missing_members);
+	g_test_add_func("/audit/empty", test_empty);
+	g_test_add_func("/audit/extra-members", test_extra_members);
+	g_test_add_func("/audit/huge-arrays", test_huge_arrays);
+	g_test_add_func("/audit/errors-coverage", test_errors_coverage);
+	g_test_add_func("/audit/errors-numa", test_errors_numa);
+	g_test_add_func("/audit/findings-json", test_findings_json);
+	g_test_add_func("/audit/render-table", test_render_table);
+	g_test_add_func("/audit/render-hostile", test_render_hostile);
+	g_test_add_func("/audit/csv", test_csv);
+	g_test_add_func("/audit/summary", test_summary);
+	g_test_add_func("/audit/summary-many", test_summary_many);
+	return g_test_run();
+}

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <string.h>
+
+#include "facts-view.h"
+#include "gb-json.h"
+
+static JsonNode *load_fixture(const char *name)
+{
+	const char *dir = g_getenv("GB_TEST_DATA");
+	g_autofree char *path = NULL;
+	g_autofree char *data = NULL;
+	g_autoptr(GError) error = NULL;
+	gsize len = 0;
+	JsonNode *node;
+
+	g_assert_nonnull(dir);
+	path = g_build_filename(dir, "facts-json", name, NULL);
+	g_assert_true(g_file_get_contents(path, &data, &len, &error));
+	g_assert_no_error(error);
+	node = gb_json_parse(data, len, &error);
+	g_assert_no_error(error);
+	g_assert_true(JSON_NODE_HOLDS_OBJECT(node));
+	return node;
+}
+
+static void assert_contains(const char *haystack, const char *needle)
+{
+	if (strstr(haystack, needle) == NULL)
+		g_test_message("'%s' not in:\n%s", needle, haystack);
+	g_assert_nonnull(strstr(haystack, needle));
+}
+
+/* No control byte other than newline, and no ESC except our own SGR codes. */
+static void assert_terminal_safe(const char *text, gboolean allow_sgr,
+                                 gboolean allow_crlf_in_quotes)
+{
+	for (const char *p = text; *p != '\0'; p++) {
+		guchar c = (guchar)*p;
+		if (c == '\033' && allow_sgr) {
+			g_assert_cmpint(p[1], ==, '[');
+			p += 2;
+			while (g_ascii_isdigit(*p) || *p == ';')
+				p++;
+			g_assert_cmpint(*p, ==, 'm');
+			continue;
+		}
+		if (allow_crlf_in_quotes && (c == '\r'))
+			continue;
+		g_assert_false((c < 0x20 && c != '\n') || c == 0x7f);
+	}
+	/* C1 CSI in UTF-8 */
+	g_assert_null(strstr(text, "\xc2\x9b"));
+}
+
+static void test_escape(void)
+{
+	const struct {
+		const char *in;
+		const char *out;
+	} cases[] = {
+		{ "plain text", "plain text" },
+		{ "", "" },
+		{ "\033[31mred", "\\x1B[31mred" },
+		{ "tab\there", "tab\\x09here" },
+		{ "cr\rlf\n", "cr\\x0Dlf\\x0A" },
+		{ "bell\007del\177", "bell\\x07del\\x7F" },
+		{ "caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac" },
+		{ "csi\xc2\x9b"
+		  "31m",
+		  "csi\\u009B31m" },
+		{ "nel\xc2\x85", "nel\\u0085" },
+		{ "bad\xff\xfe", "bad\\xFF\\xFE" },
+		{ "cut\xe2\x82", "cut\\xE2\\x82" },
+		{ "back\\slash", "back\\slash" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *out = cli_escape_text(cases[i].in);
+		g_assert_cmpstr(out, ==, cases[i].out);
+		g_assert_true(g_utf8_validate(out, -1, NULL));
+	}
+	{
+		g_autofree char *out = cli_escape_text(NULL);
+		g_assert_cmpstr(out, ==, "");
+	}
+}
+
+static void test_format_bytes(void)
+{
+	const struct {
+		guint64 in;
+		const char *out;
+	} cases[] = {
+		{ 0, "0 B" },
+		{ 1023, "1023 B" },
+		{ 1024, "1 KiB" },
+		{ 1536, "1.5 KiB" },
+		{ 2097152, "2 MiB" },
+		{ 16776200192, "15.6 GiB" },
+		{ G_GUINT64_CONSTANT(34359738368), "32 GiB" },
+		{ G_GUINT64_CONSTANT(1) << 40, "1 TiB" },
+		{ G_MAXUINT64, "16.0 EiB" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *out = cli_format_bytes(cases[i].in);
+		g_assert_cmpstr(out, ==, cases[i].out);
+	}
+}
+
+static void test_table_tuned(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("tuned-host.json");
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autoptr(GString) color = g_string_new(NULL);
+
+	cli_facts_render_table(out, "web1", json_node_get_object(node), FALSE);
+	cli_facts_render_table(color, "web1", json_node_get_object(node), TRUE);
+	g_test_message("%s", out->str);
+	g_assert_true(g_str_has_prefix(out->str, "web1\n"));
+	assert_contains(out->str, "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz, GenuineIntel, "
+	                          "x86_64, 4 vCPUs\n");
+	assert_contains(out->str, "aes:present pclmulqdq:present avx2:present vaes:present "
+	                          "sha_ni:present vmx:absent svm:absent\n");
+	assert_contains(out->str, "KVM (signature KVMKVMKVM, from cpuid)\n");
+	assert_contains(out->str, "  memory       15.6 GiB\n");
+	assert_contains(out->str, "4096 pages of 2 MiB (4096 free), THP madvise\n");
+	assert_contains(out->str, "  numa node 0  cpus 0-3 (4 vCPUs), memory 15.6 GiB\n");
+	assert_contains(out->str, "kvm-clock (available: kvm-clock tsc acpi_pm)\n");
+	assert_contains(out->str, "0.4 % over 200 ms\n");
+	assert_contains(out->str, "  disk vda     virtio-blk, virtio_blk, scheduler none, write "
+	                          "back, 20 GiB, blocks 512 B/512 B\n");
+	assert_contains(out->str, "  nic eth0     virtio_net, queues 4 rx/4 tx, MTU 1500 B, speed "
+	                          "unknown\n");
+	assert_contains(out->str, "Debian GNU/Linux 12 (bookworm), kernel 6.1.0-18-cloud-amd64\n");
+	g_assert_null(strstr(out->str, "errors"));
+	g_assert_null(strchr(out->str, '\033'));
+	assert_contains(color->str, "\033[32mpresent\033[0m");
+	assert_contains(color->str, "\033[33mabsent\033[0m");
+	assert_terminal_safe(color->str, TRUE, FALSE);
+}
+
+static void test_table_legacy(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("legacy-qemu64.json");
+	g_autoptr(GString) out = g_string_new(NULL);
+
+	cli_facts_render_table(out, "old", json_node_get_object(node), FALSE);
+	assert_contains(out->str, "aes:absent pclmulqdq:absent");
+	assert_contains(out->str, "  disk sda     ata, ata_piix, scheduler mq-deadline, write "
+	                          "through, 10 GiB");
+	assert_contains(out->str, "  disk sr0     ata, ata_piix, scheduler mq-deadline, unknown, 0 "
+	                          "B, blocks 2048 B/2048 B, cdrom\n");
+	assert_contains(out->str, "e1000, queues 1 rx/1 tx, MTU 1500 B, 1000 Mb/s\n");
+}
+
+static void test_table_numa(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("numa-memoryless.json");
+	g_autoptr(GString) out = g_string_new(NULL);
+
+	cli_facts_render_table(out, "numa", json_node_get_object(node), FALSE);
+	assert_contains(out->str, "numa node 0  cpus 0-3 (4 vCPUs), memory 16 GiB\n");
+	assert_contains(out->str, "numa node 1  cpus 4-5 (2 vCPUs), memory 0 B\n");
+	assert_contains(out->str, "numa node 2  cpus none (0 vCPUs), memory 16 GiB\n");
+}
+
+static void test_table_errors(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("virtio-scsi-writethrough.json");
+	g_autoptr(GString) out = g_string_new(NULL);
+
+	cli_facts_render_table(out, "vm", json_node_get_object(node), FALSE);
+	/* null thp and a null steal window read as "unknown", and errors are counted */
+	assert_contains(out->str, "THP unknown\n");
+	assert_contains(out->str, "  errors       1 member could not be read (see audit)\n");
+}
+
+static void check_hostile_doc(const char *fixture)
+{
+	g_autoptr(JsonNode) node = load_fixture(fixture);
+	g_autoptr(GString) table = g_string_new(NULL);
+	g_autoptr(GString) color = g_string_new(NULL);
+	g_autoptr(GString) csv = g_string_new(NULL);
+
+	cli_facts_render_table(table, "g\033[2Jx", json_node_get_object(node), FALSE);
+	cli_facts_render_table(color, "g", json_node_get_object(node), TRUE);
+	cli_facts_render_csv_rows(csv, "g", json_node_get_object(node));
+	g_test_message("%s\n%s", table->str, csv->str);
+	assert_terminal_safe(table->str, FALSE, FALSE);
+	assert_terminal_safe(color->str, TRUE, FALSE);
+	assert_terminal_safe(csv->str, FALSE, FALSE);
+	g_assert_true(g_utf8_validate(table->str, -1, NULL));
+	g_assert_true(g_utf8_validate(csv->str, -1, NULL));
+}
+
+static void test_hostile_strings(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("hostile-strings.json");
+	g_autoptr(GString) table = g_string_new(NULL);
+	g_autoptr(GString) csv = g_string_new(NULL);
+
+	check_hostile_doc("hostile-strings.json");
+	cli_facts_render_table(table, "g\033[2Jx", json_node_get_object(node), FALSE);
+	cli_facts_render_csv_rows(csv, "g", json_node_get_object(node));
+	assert_contains(table->str, "g\\x1B[2Jx\n");
+	assert_contains(table->str, "\\x1B]0;pwned\\x07QEMU Virtual CPU version 2.5+\\x1B[0m");
+	assert_contains(table->str, "Genuine\\u009B31mIntel");
+	assert_contains(table->str, "KVM\\x0D\\x0AFAKE  PASS");
+	assert_contains(table->str, "disk sd\\x1B[31ma");
+	assert_contains(table->str, "sata, ahci,\"quoted\"\\x0Anext,");
+	assert_contains(table->str, "Evil\\x1BPOS");
+	/* CSV: escaped, then RFC 4180 quoted where the field holds , or " */
+	assert_contains(csv->str, "g,block,sd\\x1B[31ma,driver,\"ahci,\"\"quoted\"\"\\x0Anext\"\n");
+	assert_contains(csv->str, "g,block,sd\\x1B[31ma,model,\\x07\\x08\\x7F\n");
+}
+
+static void test_hostile_types(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("wrong-types.json");
+	g_autoptr(GString) table = g_string_new(NULL);
+	g_autoptr(GString) csv = g_string_new(NULL);
+
+	check_hostile_doc("wrong-types.json");
+	check_hostile_doc("missing-members.json");
+	check_hostile_doc("empty.json");
+	cli_facts_render_table(table, "w", json_node_get_object(node), FALSE);
+	cli_facts_render_csv_rows(csv, "w", json_node_get_object(node));
+	assert_contains(table->str, "  cpu          unknown, unknown, unknown, unknown\n");
+	assert_contains(table->str, "  flags        unknown\n");
+	assert_contains(table->str, "  hypervisor   unknown\n");
+	assert_contains(table->str, "  memory       unknown\n");
+	/* the -5 bytes of node 0 are not shown as a size */
+	assert_contains(table->str, "numa node unknown cpus unknown, memory unknown\n");
+	assert_contains(table->str, "  disk unknown unknown, unknown, scheduler unknown");
+	assert_contains(table->str, "  nics         unknown\n");
+	assert_contains(table->str, "  os           unknown, kernel unknown\n");
+	/* wrong types give empty CSV values, never the wrong thing */
+	assert_contains(csv->str, "w,cpu,,count,\n");
+	assert_contains(csv->str, "w,cpu,,flags,\n");
+	assert_contains(csv->str, "w,memory,,total_bytes,\n");
+}
+
+static void test_null_and_empty(void)
+{
+	g_autoptr(GString) table = g_string_new(NULL);
+	g_autoptr(GString) csv = g_string_new(NULL);
+
+	cli_facts_render_table(table, NULL, NULL, TRUE);
+	cli_facts_render_csv_rows(csv, NULL, NULL);
+	assert_contains(table->str, "  disks        unknown\n");
+	assert_contains(csv->str, ",cpu,,model_name,\n");
+	assert_terminal_safe(table->str, TRUE, FALSE);
+}
+
+static void test_huge(void)
+{
+	g_autoptr(JsonObject) facts = json_object_new();
+	JsonArray *block = json_array_new();
+	g_autoptr(GString) table = g_string_new(NULL);
+	g_autoptr(GString) csv = g_string_new(NULL);
+	guint lines = 0;
+
+	for (guint i = 0; i < 10000; i++) {
+		JsonObject *disk = json_object_new();
+		g_autofree char *name = g_strdup_printf("vd%u", i);
+		json_object_set_string_member(disk, "name", name);
+		json_object_set_string_member(disk, "bus", "virtio-blk");
+		json_object_set_int_member(disk, "size_bytes", (gint64)i * 1024);
+		json_array_add_object_element(block, disk);
+	}
+	json_object_set_array_member(facts, "block", block);
+	cli_facts_render_table(table, "big", facts, FALSE);
+	cli_facts_render_csv_rows(csv, "big", facts);
+	for (const char *p = strstr(table->str, "  disk "); p != NULL; p = strstr(p + 1, "  disk "))
+		lines++;
+	g_assert_cmpuint(lines, ==, 10000);
+	assert_contains(table->str, "  disk vd9999  virtio-blk, unknown, scheduler unknown, "
+	                            "unknown, 9.8 MiB");
+	assert_contains(csv->str, "big,block,vd9999,size_bytes,10238976\n");
+}
+
+static void test_csv(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("tuned-host.json");
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_auto(GStrv) lines = NULL;
+
+	cli_facts_render_csv_header(out);
+	g_assert_cmpstr(out->str, ==, "guest,section,item,key,value\n");
+	cli_facts_render_csv_rows(out, "web,1", json_node_get_object(node));
+	g_test_message("%s", out->str);
+	assert_contains(out->str, "\"web,1\",cpu,,model_name,Intel(R) Xeon(R) Gold 6338 CPU @ "
+	                          "2.00GHz\n");
+	assert_contains(out->str, "\"web,1\",cpu,,count,4\n");
+	assert_contains(out->str, "\"web,1\",cpu,hypervisor,present,true\n");
+	assert_contains(out->str, "\"web,1\",memory,,total_bytes,16776200192\n");
+	assert_contains(out->str, "\"web,1\",memory,hugepages,size_bytes,2097152\n");
+	assert_contains(out->str, "\"web,1\",numa,node0,cpus,0-3\n");
+	assert_contains(out->str, "\"web,1\",clocksource,,available,kvm-clock tsc acpi_pm\n");
+	assert_contains(out->str, "\"web,1\",steal,,percent,0.4\n");
+	assert_contains(out->str, "\"web,1\",block,vda,write_cache,write back\n");
+	assert_contains(out->str, "\"web,1\",block,vda,model,\n");
+	assert_contains(out->str, "\"web,1\",net,eth0,speed_mbps,\n");
+	assert_contains(out->str, "\"web,1\",os,,pretty_name,Debian GNU/Linux 12 (bookworm)\n");
+	/* every row has exactly five fields (no field here holds a quoted comma but the guest) */
+	lines = g_strsplit(out->str, "\n", -1);
+	for (guint i = 1; lines[i] != NULL && lines[i][0] != '\0'; i++) {
+		guint commas = 0;
+		const char *rest = lines[i] + strlen("\"web,1\"");
+		g_assert_true(g_str_has_prefix(lines[i], "\"web,1\","));
+		for (const char *p = rest; *p != '\0'; p++)
+			commas += *p == ',';
+		g_assert_cmpuint(commas, ==, 4);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/facts-view/escape", test_escape);
+	g_test_add_func("/facts-view/format-bytes", test_format_bytes);
+	g_test_add_func("/facts-view/table-tuned", test_table_tuned);
+	g_test_add_func("/facts-view/table-legacy", test_table_legacy);
+	g_test_add_func("/facts-view/table-numa", test_table_numa);
+	g_test_add_func("/facts-view/table-errors", test_table_errors);
+	g_test_add_func("/facts-view/hostile-strings", test_hostile_strings);
+	g_test_add_func("/facts-view/hostile-types", test_hostile_types);
+	g_test_add_func("/facts-view/null-and-empty", test_null_and_empty);
+	g_test_add_func("/facts-view/huge", test_huge);
+	g_test_add_func("/facts-view/csv", test_csv);
+	return g_test_run();
+}
