@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <glib/gstdio.h>
+
+#include "gb-error.h"
+
+#include "commands.h"
+
+/* Parses a command line given as one string (split on spaces); NULL app on failure. */
+static CliApp *parse(const char *cmdline, GError **error)
+{
+	g_autoptr(CliApp) app = cli_app_new();
+	g_autofree char *full =
+	    cmdline[0] != '\0' ? g_strdup_printf("guestbench %s", cmdline) : g_strdup("guestbench");
+	g_auto(GStrv) argv = g_strsplit(full, " ", -1);
+
+	if (!cli_app_parse(app, (const char *const *)argv, error))
+		return NULL;
+	return g_steal_pointer(&app);
+}
+
+static void assert_usage_error(const char *cmdline, const char *needle)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(CliApp) app = parse(cmdline, &error);
+
+	g_assert_null(app);
+	g_assert_nonnull(error);
+	g_test_message("'%s': %s", cmdline, error->message);
+	g_assert_nonnull(strstr(error->message, needle));
+}
+
+static void test_options_before_after(void)
+{
+	const char *cmdlines[] = {
+		"--format json -j 4 --timeout 2.5 -q ping /a unix:/b",
+		"ping --format json -j 4 --timeout 2.5 -q /a unix:/b",
+		"ping /a --format=json unix:/b -j4 --timeout=2.5 --quiet",
+		"-qj 4 ping --format json /a --timeout 2.5 unix:/b",
+		"--format json -- ping -j 4 /a --timeout 2.5 -q unix:/b",
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cmdlines); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autoptr(CliApp) app = parse(cmdlines[i], &error);
+		CliTarget *target;
+
+		g_test_message("%s", cmdlines[i]);
+		g_assert_no_error(error);
+		g_assert_nonnull(app);
+		g_assert_cmpint(app->action, ==, CLI_ACTION_RUN);
+		g_assert_cmpstr(app->command->name, ==, "ping");
+		g_assert_cmpint(app->opts.format, ==, CLI_FORMAT_JSON);
+		g_assert_cmpuint(app->opts.jobs, ==, 4);
+		g_assert_cmpfloat_with_epsilon(app->opts.timeout, 2.5, 1e-9);
+		g_assert_true(app->opts.quiet);
+		g_assert_cmpuint(app->targets->len, ==, 2);
+		target = g_ptr_array_index(app->targets, 0);
+		g_assert_cmpstr(target->path, ==, "/a");
+		target = g_ptr_array_index(app->targets, 1);
+		g_assert_cmpstr(target->text, ==, "unix:/b");
+	}
+}
+
+static void test_options_defaults(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(CliApp) app = parse("info /a", &error);
+
+	g_assert_no_error(error);
+	g_assert_cmpstr(app->command->name, ==, "info");
+	g_assert_cmpint(app->opts.format, ==, CLI_FORMAT_TABLE);
+	g_assert_cmpuint(app->opts.jobs, ==, CLI_DEFAULT_JOBS);
+	g_assert_cmpfloat_with_epsilon(app->opts.timeout, CLI_DEFAULT_TIMEOUT, 1e-9);
+	g_assert_cmpint(app->opts.color, ==, CLI_COLOR_AUTO);
+	g_assert_false(app->opts.quiet);
+	g_assert_null(app->opts.output);
+}
+
+static void test_options_bad_values(void)
+{
+	assert_usage_error("--format xml ping /a", "unknown format 'xml'");
+	assert_usage_error("ping --format csv /a", "not supported yet");
+	assert_usage_error("ping --format= /a", "unknown format ''");
+	assert_usage_error("ping --format", "Missing argument");
+	assert_usage_error("ping -j 0 /a", "invalid value '0' for --jobs");
+	assert_usage_error("ping -j 10001 /a", "invalid value '10001' for --jobs");
+	assert_usage_error("ping -j -3 /a", "for --jobs");
+	assert_usage_error("ping -j 4x /a", "invalid value '4x'");
+	assert_usage_error("ping -j 99999999999999999999 /a", "for --jobs");
+	assert_usage_error("ping --timeout 0 /a", "invalid value '0' for --timeout");
+	assert_usage_error("ping --timeout -1 /a", "for --timeout");
+	assert_usage_error("ping --timeout nan /a", "for --timeout");
+	assert_usage_error("ping --timeout inf /a", "for --timeout");
+	assert_usage_error("ping --timeout 1e9 /a", "for --timeout");
+	assert_usage_error("ping --timeout 2s /a", "invalid value '2s'");
+	assert_usage_error("ping --timeout= /a", "for --timeout");
+	assert_usage_error("ping --color sometimes /a", "unknown value 'sometimes' for --color");
+	assert_usage_error("ping --no-such-option /a", "no-such-option");
+	assert_usage_error("ping -o /nonexistent-dir/out.json /a", "does not exist");
+	assert_usage_error("ping -o / /a", "is a directory");
+	assert_usage_error("ping --output= /a", "needs a file name");
+}
+
+static void test_options_commands(void)
+{
+	assert_usage_error("", "no command given");
+	assert_usage_error("--format json", "no command given");
+	assert_usage_error("frobnicate /a", "unknown command 'frobnicate'");
+	assert_usage_error("ping", "no targets given for 'ping'");
+	assert_usage_error("ping --format json", "no targets given");
+	assert_usage_error("ping /a /b unix:/a", "duplicate target 'unix:/a'");
+	assert_usage_error("ping nope:x", "unknown scheme 'nope:'");
+	assert_usage_error("ping unix:", "empty socket path");
+	assert_usage_error("help frobnicate", "unknown command 'frobnicate'");
+	assert_usage_error("help ping info", "at most one");
+}
+
+static void test_options_help_version(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(CliApp) app = NULL;
+
+	app = parse("--help", &error);
+	g_assert_no_error(error);
+	g_assert_cmpint(app->action, ==, CLI_ACTION_HELP);
+	g_assert_nonnull(strstr(app->help_text, "ping"));
+	g_assert_nonnull(strstr(app->help_text, "info"));
+	g_assert_nonnull(strstr(app->help_text, "--timeout"));
+	g_clear_pointer(&app, cli_app_free);
+
+	app = parse("ping --help", &error);
+	g_assert_no_error(error);
+	g_assert_cmpint(app->action, ==, CLI_ACTION_HELP);
+	g_assert_nonnull(strstr(app->help_text, "round-trip"));
+	g_assert_nonnull(strstr(app->help_text, "--jobs"));
+	g_clear_pointer(&app, cli_app_free);
+
+	/* --help wins over everything else that is wrong on the line, except bad values */
+	app = parse("-h info", &error);
+	g_assert_no_error(error);
+	g_assert_cmpint(app->action, ==, CLI_ACTION_HELP);
+	g_assert_nonnull(strstr(app->help_text, "enabled"));
+	g_clear_pointer(&app, cli_app_free);
+
+	app = parse("help ping", &error);
+	g_assert_no_error(error);
+	g_assert_cmpint(app->action, ==, CLI_ACTION_RUN);
+	g_assert_cmpstr(app->command->name, ==, "help");
+	g_assert_cmpuint(app->args->len, ==, 1);
+	g_clear_pointer(&app, cli_app_free);
+
+	app = parse("-V", &error);
+	g_assert_no_error(error);
+	g_assert_cmpint(app->action, ==, CLI_ACTION_VERSION);
+	g_clear_pointer(&app, cli_app_free);
+}
+
+static void test_options_output_color(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(CliApp) app = NULL;
+	g_autofree char *dir = g_dir_make_tmp("gb-cli-XXXXXX", &error);
+	g_autofree char *cmdline = NULL;
+
+	g_assert_no_error(error);
+	cmdline = g_strdup_printf("ping -o %s/out.json --color never /a", dir);
+	app = parse(cmdline, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(app->opts.output);
+	g_assert_true(g_str_has_suffix(app->opts.output, "/out.json"));
+	g_assert_cmpint(app->opts.color, ==, CLI_COLOR_NEVER);
+	g_assert_false(cli_output_use_color(app));
+	app->opts.color = CLI_COLOR_ALWAYS;
+	g_assert_true(cli_output_use_color(app));
+	/* auto: never into a file, even when stdout is a terminal */
+	app->opts.color = CLI_COLOR_AUTO;
+	app->stdout_is_tty = TRUE;
+	g_assert_false(cli_output_use_color(app));
+	g_clear_pointer(&app->opts.output, g_free);
+	g_assert_true(cli_output_use_color(app));
+	app->stdout_is_tty = FALSE;
+	g_assert_false(cli_output_use_color(app));
+	g_rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/cli/options/before-after", test_options_before_after);
+	g_test_add_func("/cli/options/defaults", test_options_defaults);
+	g_test_add_func("/cli/options/bad-values", test_options_bad_values);
+	g_test_add_func("/cli/options/commands", test_options_commands);
+	g_test_add_func("/cli/options/help-version", test_options_help_version);
+	g_test_add_func("/cli/options/output-color", test_options_output_color);
+	return g_test_run();
+}
