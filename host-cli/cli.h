@@ -100,7 +100,12 @@ G_BEGIN_DECLS
 typedef enum {
 	CLI_FORMAT_TABLE,
 	CLI_FORMAT_JSON,
+	CLI_FORMAT_CSV,
+	CLI_FORMAT_PROM,
+	CLI_FORMAT_HTML,
 } CliFormat;
+
+const char *cli_format_to_string(CliFormat format);
 
 typedef enum {
 	CLI_COLOR_AUTO,
@@ -163,6 +168,19 @@ struct _CliCommand {
 	char *(*describe)(CliGuest *guest);
 	/* Optional: replaces the default table (honour opts.quiet: only guests not ok). */
 	CliTable *(*render_table)(CliApp *app);
+	/*
+	 * Optional: replaces the table with free text (facts blocks, audit lines);
+	 * color says whether ANSI colours may be used. Guest text must be escaped.
+	 */
+	GString *(*render_text)(CliApp *app, gboolean color);
+	/*
+	 * Optional machine formats. A command without the hook refuses that
+	 * --format as a usage error before any guest is contacted; json is always
+	 * available (the contract document).
+	 */
+	GString *(*render_csv)(CliApp *app);
+	GString *(*render_prom)(CliApp *app);
+	GString *(*render_html)(CliApp *app);
 	/* Instead of start(): a command that does not talk to guests. Returns the exit status. */
 	int (*run)(CliApp *app, GError **error);
 };

@@ -254,6 +254,50 @@ const CliCommand *cli_command_find(const char *name)
 	return NULL;
 }
 
+const char *cli_format_to_string(CliFormat format)
+{
+	switch (format) {
+	case CLI_FORMAT_TABLE:
+		return "table";
+	case CLI_FORMAT_JSON:
+		return "json";
+	case CLI_FORMAT_CSV:
+		return "csv";
+	case CLI_FORMAT_PROM:
+		return "prom";
+	case CLI_FORMAT_HTML:
+		return "html";
+	}
+	return "unknown";
+}
+
+/* A format the command cannot render is a usage error, found before any guest is contacted. */
+static gboolean cli_app_check_format(CliApp *app, const CliCommand *command, GError **error)
+{
+	gboolean ok = TRUE;
+
+	switch (app->opts.format) {
+	case CLI_FORMAT_TABLE:
+	case CLI_FORMAT_JSON:
+		break;
+	case CLI_FORMAT_CSV:
+		ok = command->render_csv != NULL;
+		break;
+	case CLI_FORMAT_PROM:
+		ok = command->render_prom != NULL;
+		break;
+	case CLI_FORMAT_HTML:
+		ok = command->render_html != NULL;
+		break;
+	}
+	if (!ok) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "'%s' cannot write --format %s", command->name,
+		            cli_format_to_string(app->opts.format));
+	}
+	return ok;
+}
+
 /* ---- options ------------------------------------------------------------------------- */
 
 static gboolean cli_option_format_cb(const char *option_name, const char *value, gpointer data,
@@ -269,14 +313,21 @@ static gboolean cli_option_format_cb(const char *option_name, const char *value,
 		app->opts.format = CLI_FORMAT_JSON;
 		return TRUE;
 	}
-	if (g_strcmp0(value, "csv") == 0 || g_strcmp0(value, "prom") == 0 ||
-	    g_strcmp0(value, "html") == 0) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-		            "--format %s is not supported yet (expected table or json)", value);
-		return FALSE;
+	if (g_strcmp0(value, "csv") == 0) {
+		app->opts.format = CLI_FORMAT_CSV;
+		return TRUE;
+	}
+	if (g_strcmp0(value, "prom") == 0) {
+		app->opts.format = CLI_FORMAT_PROM;
+		return TRUE;
+	}
+	if (g_strcmp0(value, "html") == 0) {
+		app->opts.format = CLI_FORMAT_HTML;
+		return TRUE;
 	}
 	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-	            "unknown format '%s' for --format (expected table or json)", value);
+	            "unknown format '%s' for --format (expected table, json, csv, prom or html)",
+	            value);
 	return FALSE;
 }
 
@@ -378,7 +429,8 @@ static gboolean cli_option_remaining_cb(const char *option_name, const char *val
 /* Callbacks, not arg_data: the entries stay static and write into the CliApp of the group. */
 static const GOptionEntry cli_common_entries[] = {
 	{ "format", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_format_cb,
-	  "Output format: table (default) or json", "FORMAT" },
+	  "Output format: table (default), json, csv, prom or html",
+	  "FORMAT" },
 	{ "output", 'o', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_output_cb,
 	  "Write the output document to FILE (atomically)", "FILE" },
 	{ "jobs", 'j', 0, G_OPTION_ARG_CALLBACK, cli_option_jobs_cb,
@@ -607,6 +659,8 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 		return FALSE;
 	}
 	app->action = CLI_ACTION_RUN;
+	if (!cli_app_check_format(app, command, error))
+		return FALSE;
 	if (command->prepare != NULL && !command->prepare(app, app->args, error))
 		return FALSE;
 	if (command->run != NULL)

@@ -294,10 +294,28 @@ gboolean cli_output_write(CliApp *app, GError **error)
 {
 	g_autoptr(GString) doc = NULL;
 
-	if (app->opts.format == CLI_FORMAT_JSON)
+	switch (app->opts.format) {
+	case CLI_FORMAT_JSON:
 		doc = cli_output_render_json(app);
-	else
-		doc = cli_output_render_table(app, cli_output_use_color(app));
+		break;
+	case CLI_FORMAT_CSV:
+		doc = app->command->render_csv(app);
+		break;
+	case CLI_FORMAT_PROM:
+		doc = app->command->render_prom(app);
+		break;
+	case CLI_FORMAT_HTML:
+		doc = app->command->render_html(app);
+		break;
+	case CLI_FORMAT_TABLE:
+	default:
+		if (app->command != NULL && app->command->render_text != NULL &&
+		    app->guests != NULL)
+			doc = app->command->render_text(app, cli_output_use_color(app));
+		else
+			doc = cli_output_render_table(app, cli_output_use_color(app));
+		break;
+	}
 
 	if (app->opts.output != NULL) {
 		/* CONSISTENT: a temp file in the same directory, fsync, rename: never half a file

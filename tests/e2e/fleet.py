@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Boots the contrasting end-to-end guests under QEMU (TCG) and tears them down.
+
+Each guest gets its own directory with the host end of its virtio-serial port
+(agent.sock), its serial console log, and a scratch disk image found inside
+the guest by its label. Guests run in their own process group so that they are
+always killed, also when the caller fails.
+"""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+# The configurations of the field reports (issue: real guests).
+GUESTS = {
+    "legacy": {
+        "machine": "pc", "cpu": "qemu64", "smp": 1, "mem": 512,
+        "disk": "-drive file={img},if=ide,format=raw,cache=writethrough",
+        "nic": "-netdev user,id=n0,restrict=on{fwd} -device vmxnet3,netdev=n0",
+    },
+    "tuned": {
+        "machine": "pc", "cpu": "max", "smp": 2, "mem": 512,
+        "disk": "-drive file={img},if=virtio,format=raw,cache=none",
+        "nic": "-netdev user,id=n0,restrict=on{fwd} -device virtio-net-pci,netdev=n0",
+    },
+    "numa": {
+        "machine": "pc", "cpu": "max", "smp": 2, "mem": 768,
+        "extra": "-object memory-backend-ram,id=m0,size=768M "
+                 "-numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1",
+        "append": "hugepages=32",
+        "disk": "-drive file={img},if=virtio,format=raw,cache=none",
+        "nic": "-netdev user,id=n0,restrict=on{fwd} -device virtio-net-pci,netdev=n0",
+    },
+    "scsi": {
+        "machine": "pc", "cpu": "max", "smp": 1, "mem": 512,
+        "disk": "-device virtio-scsi-pci,id=s0 "
+                "-drive file={img},if=none,id=d0,format=raw,cache=directsync "
+                "-device scsi-hd,drive=d0,bus=s0.0",
+        "nic": "-netdev user,id=n0,restrict=on{fwd} -device virtio-net-pci,netdev=n0",
+    },
+}
+
+
+class Guest:
+    def __init__(self, name, workdir, image_dir, config, run="agent", hostfwd=None,
+                 scratch_mb=160):
+        self.name = name
+        self.dir = os.path.join(workdir, name)
+        os.makedirs(self.dir, exist_ok=True)
+        self.sock = os.path.join(self.dir, "agent.sock")
+        self.qga_sock = os.path.join(self.dir, "qga.sock")
+        self.qmp_sock = os.path.join(self.dir, "qmp.sock")
+        self.log = os.path.join(self.dir, "console.log")
+        self.image_dir = image_dir
+        self.config = config
+        self.run = run
+        self.hostfwd = hostfwd
+        self.scratch_mb = scratch_mb
+        self.proc = None
+
+    def command(self):
+        c = self.config
+        img = os.path.join(self.dir, "scratch.img")
+        with open(img, "wb") as f:
+            f.truncate(self.scratch_mb << 20)
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "gbscratch", img], check=True)
+        fwd = ""
+        if self.hostfwd:
+            # Loopback only: the host side binds 127.0.0.1.
+            fwd = ",hostfwd=tcp:127.0.0.1:%d-:%d" % self.hostfwd
+        append = "console=ttyS0 quiet panic=-1 gb.run=%s %s" % (self.run, c.get("append", ""))
+        args = [
+            "qemu-system-x86_64", "-machine", c["machine"], "-accel", "tcg",
+            "-cpu", c["cpu"], "-smp", str(c["smp"]), "-m", str(c["mem"]),
+            "-nographic", "-no-reboot", "-nodefaults", "-serial", "file:" + self.log,
+            "-kernel", os.path.join(self.image_dir, "vmlinuz"),
+            "-initrd", os.path.join(self.image_dir, "initrd.img"),
+            "-append", append.strip(),
+            "-qmp", "unix:%s,server=on,wait=off" % self.qmp_sock,
+            "-device", "virtio-serial-pci,id=vs0",
+        ]
+        if self.run in ("agent", "both"):
+            args += ["-chardev", "socket,id=c0,path=%s,server=on,wait=off" % self.sock,
+                     "-device", "virtserialport,bus=vs0.0,chardev=c0,name=org.guestbench.agent.0"]
+        if self.run in ("qga", "both"):
+            args += ["-chardev", "socket,id=c1,path=%s,server=on,wait=off" % self.qga_sock,
+                     "-device", "virtserialport,bus=vs0.0,chardev=c1,name=org.qemu.guest_agent.0"]
+        args += c.get("extra", "").split()
+        args += c["disk"].format(img=img).split()
+        args += c["nic"].format(fwd=fwd).split()
+        return args
+
+    def start(self):
+        self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL,
+                                     stdout=open(os.path.join(self.dir, "qemu.out"), "w"),
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_console(self, text, timeout=120):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s: QEMU exited (%s): %s" % (
+                    self.name, self.proc.returncode, self.tail()))
+            try:
+                with open(self.log, errors="replace") as f:
+                    if text in f.read():
+                        return
+            except FileNotFoundError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("%s: '%s' not seen on the console within %ds: %s" % (
+            self.name, text, timeout, self.tail()))
+
+    def tail(self, n=2000):
+        try:
+            with open(self.log, errors="replace") as f:
+                return f.read()[-n:]
+        except FileNotFoundError:
+            return "(no console output)"
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+
+
+class Fleet:
+    def __init__(self, workdir, image_dir, names, **kw):
+        self.guests = [Guest(n, workdir, image_dir, GUESTS[n], **kw.get(n, {})) for n in names]
+
+    def __enter__(self):
+        try:
+            for g in self.guests:
+                g.start()
+            for g in self.guests:
+                g.wait_console("gb-init: starting")
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stop(self):
+        for g in self.guests:
+            g.stop()
