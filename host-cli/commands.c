@@ -7,6 +7,7 @@
 
 #include "guestbench-protocol.h"
 
+#include "cmd-facts.h"
 #include "commands.h"
 #include "runner.h"
 
@@ -229,6 +230,28 @@ static const CliCommand cli_commands[] = {
 	    .summary = "Agent version and the commands it has enabled",
 	    .start = cli_info_start,
 	    .render_table = cli_info_render_table,
+	},
+	{
+	    .name = "facts",
+	    .parameter_string = "facts TARGET...",
+	    .summary = "What each guest sees: CPU, memory, NUMA, clock, disks, NICs, OS",
+	    .description = CLI_FACTS_DESCRIPTION,
+	    .entries = cli_facts_entries,
+	    .prepare = cli_facts_prepare,
+	    .start = cli_facts_start,
+	    .render_text = cli_facts_render_text,
+	    .render_csv = cli_facts_render_csv,
+	},
+	{
+	    .name = "audit",
+	    .parameter_string = "audit TARGET...",
+	    .summary = "PASS/NOTE/WARN/FAIL findings with the fix for each; exit 1 on any FAIL",
+	    .description = CLI_AUDIT_DESCRIPTION,
+	    .entries = cli_audit_entries,
+	    .prepare = cli_audit_prepare,
+	    .start = cli_audit_start,
+	    .render_text = cli_audit_render_text,
+	    .render_csv = cli_audit_render_csv,
 	},
 	{
 	    .name = "help",
@@ -663,7 +686,8 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 		return FALSE;
 	if (command->prepare != NULL && !command->prepare(app, app->args, error))
 		return FALSE;
-	if (command->run != NULL)
+	/* prepare() may answer by itself (audit --list-rules) */
+	if (command->run != NULL || app->action != CLI_ACTION_RUN)
 		return TRUE;
 	if (!cli_app_check_output(app, error))
 		return FALSE;

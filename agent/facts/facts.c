@@ -88,6 +88,17 @@ JsonNode *agent_facts_collect(AgentFactsContext *ctx, const char *const *section
 	return root;
 }
 
+/*
+ * Under a --sysroot other than /, the files describe another system (a
+ * fixture, a mounted image): the live CPUID of this machine would contradict
+ * them, so CPUID counts as unavailable and the hypervisor comes from the tree.
+ */
+static gboolean agent_facts_no_cpuid(guint32 leaf, guint32 subleaf, guint32 regs[4],
+                                     gpointer user_data)
+{
+	return FALSE;
+}
+
 JsonNode *agent_cmd_get_facts(AgentContext *agent, JsonObject *args, GError **error)
 {
 	const char *const allowed[] = { "sections", "steal_window_ms", NULL };
@@ -107,5 +118,7 @@ JsonNode *agent_cmd_get_facts(AgentContext *agent, JsonObject *args, GError **er
 	                  ? agent->config->sysroot
 	                  : "/";
 	ctx.steal_window_ms = (guint)window;
+	if (g_strcmp0(ctx.sysroot, "/") != 0)
+		ctx.cpuid = agent_facts_no_cpuid;
 	return agent_facts_collect(&ctx, (const char *const *)sections, error);
 }

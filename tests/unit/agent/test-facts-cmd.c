@@ -51,6 +51,10 @@ static void test_defaults(Fixture *fx, gconstpointer data)
 	g_assert_cmpstr(facts_get_str(all, "cpu.model_name"), ==, "QEMU Virtual CPU version 2.5+");
 	g_assert_cmpint(facts_get_int(all, "steal.window_ms"), ==, 200);
 
+	/* The tree is another system: this machine's live CPUID must not be mixed in. */
+	g_assert_true(facts_is_null(all, "cpu.cpuid"));
+	g_assert_cmpstr(facts_get_str(all, "cpu.hypervisor.source"), !=, "cpuid");
+
 	empty = run(fx, "{}", &error);
 	g_assert_no_error(error);
 	g_assert_cmpint(facts_get_int(empty, "steal.window_ms"), ==, 200);

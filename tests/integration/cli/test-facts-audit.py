@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""The real CLI's facts and audit commands against real agents on unix sockets.
+
+Agents read fixture trees (--sysroot) of contrasting guests, plus one agent on
+the live system whose facts are checked against /proc and /sys read here.
+Prints TAP.
+"""
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+AGENT = os.environ["GB_AGENT"]
+CLI = os.environ["GB_CLI"]
+DATA = os.environ["GB_TEST_DATA"]
+
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append((name, bool(cond), detail))
+
+
+class Agents:
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="gb-facts-audit-")
+        self.procs = []
+
+    def start(self, name, sysroot=None):
+        sock = os.path.join(self.dir, name + ".sock")
+        args = [AGENT, "-m", "unix-listen", "-p", sock]
+        if sysroot:
+            args += ["--sysroot", os.path.join(DATA, "facts", sysroot)]
+        p = subprocess.Popen(args, stderr=subprocess.DEVNULL)
+        self.procs.append(p)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(sock)
+                s.close()
+                return sock
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError("agent %s did not listen" % name)
+
+    def stop(self):
+        for p in self.procs:
+            p.send_signal(signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def cli(*args, timeout=60):
+    return subprocess.run([CLI] + list(args), capture_output=True, text=True, timeout=timeout)
+
+
+def findings_by_rule(guest):
+    out = {}
+    for f in guest["result"]["findings"]:
+        out.setdefault(f["rule"], []).append(f)
+    return out
+
+
+def levels(guest, rule):
+    return sorted({f["level"] for f in findings_by_rule(guest).get(rule, [])})
+
+
+def live_checks(doc):
+    """The live agent's facts agree with /proc and /sys read independently."""
+    facts = doc["guests"][0]["result"]
+    cpuinfo = open("/proc/cpuinfo").read()
+    model = re.search(r"^model name\s*:\s*(.*)$", cpuinfo, re.M)
+    if model:
+        check("live: model name", facts["cpu"]["model_name"] == model.group(1).strip(),
+              facts["cpu"]["model_name"])
+    flags = re.search(r"^flags\s*:\s*(.*)$", cpuinfo, re.M).group(1).split()
+    check("live: flags", facts["cpu"]["flags"] == flags)
+    check("live: cpu count", facts["cpu"]["count"] == len(re.findall(r"^processor\s*:", cpuinfo, re.M)))
+    meminfo = dict(l.split(":", 1) for l in open("/proc/meminfo").read().splitlines())
+    check("live: MemTotal", facts["memory"]["total_bytes"] == int(meminfo["MemTotal"].split()[0]) * 1024)
+    cs = "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+    check("live: clocksource", facts["clocksource"]["current"] == open(cs).read().strip())
+    want_disks = sorted(d for d in os.listdir("/sys/block")
+                        if not re.match(r"(loop|ram|zram)\d", d))
+    check("live: disks", sorted(d["name"] for d in facts["block"]) == want_disks,
+          "%s vs %s" % ([d["name"] for d in facts["block"]], want_disks))
+    for d in facts["block"]:
+        sched = open("/sys/block/%s/queue/scheduler" % d["name"]).read()
+        active = re.search(r"\[(.*?)\]", sched)
+        check("live: scheduler of " + d["name"],
+              d["scheduler"] == (active.group(1) if active else sched.strip()))
+        wc = open("/sys/block/%s/queue/write_cache" % d["name"]).read().strip()
+        check("live: write cache of " + d["name"], d["write_cache"] == wc)
+    want_nics = sorted(n for n in os.listdir("/sys/class/net") if n != "lo")
+    check("live: nics", sorted(n["name"] for n in facts["net"]) == want_nics)
+    for n in facts["net"]:
+        link = "/sys/class/net/%s/device/driver" % n["name"]
+        drv = os.path.basename(os.readlink(link)) if os.path.islink(link) else None
+        check("live: driver of " + n["name"], n["driver"] == drv, "%s vs %s" % (n["driver"], drv))
+        mtu = int(open("/sys/class/net/%s/mtu" % n["name"]).read())
+        check("live: mtu of " + n["name"], n["mtu"] == mtu)
+    check("live: kernel", facts["os"]["kernel_release"] == os.uname().release)
+
+
+def main():
+    agents = Agents()
+    try:
+        legacy = agents.start("legacy", "qemu64")
+        tuned = agents.start("tuned", "cpu-host")
+        numa = agents.start("numa", "numa")
+        live = agents.start("live")
+        dead = os.path.join(agents.dir, "nobody.sock")
+
+        # audit: the legacy guest fails, the tuned one does not; a dead guest is exit 3
+        r = cli("--format", "json", "audit", legacy, tuned, numa)
+        check("audit exit 1 on FAIL", r.returncode == 1, r.stderr)
+        doc = json.loads(r.stdout)
+        check("audit document", doc["command"] == "audit" and len(doc["guests"]) == 3)
+        g_legacy, g_tuned, g_numa = doc["guests"]
+        check("legacy: CPU-LEGACY-MODEL FAIL", levels(g_legacy, "CPU-LEGACY-MODEL") == ["FAIL"])
+        check("legacy: CPU-NO-AESNI FAIL", levels(g_legacy, "CPU-NO-AESNI") == ["FAIL"])
+        check("legacy: DISK-EMULATED WARN", levels(g_legacy, "DISK-EMULATED") == ["WARN"])
+        check("legacy: DISK-WRITE-THROUGH not WARN (IDE is already flagged)",
+              "WARN" not in levels(g_legacy, "DISK-WRITE-THROUGH"))
+        check("legacy worst FAIL", g_legacy["result"]["worst"] == "FAIL")
+        check("tuned: CPU-LEGACY-MODEL PASS", levels(g_tuned, "CPU-LEGACY-MODEL") == ["PASS"])
+        check("tuned: CPU-NO-AESNI PASS", levels(g_tuned, "CPU-NO-AESNI") == ["PASS"])
+        check("tuned: DISK-EMULATED PASS", levels(g_tuned, "DISK-EMULATED") == ["PASS"])
+        check("tuned: no FAIL", g_tuned["result"]["worst"] != "FAIL", g_tuned["result"]["worst"])
+        check("numa: NUMA-MEMORYLESS-NODE WARN", levels(g_numa, "NUMA-MEMORYLESS-NODE") == ["WARN"])
+        check("numa: NUMA-SPAN NOTE", levels(g_numa, "NUMA-SPAN") == ["NOTE"])
+        for g in doc["guests"]:
+            for f in g["result"]["findings"]:
+                if not (re.fullmatch(r"[A-Z][A-Z0-9-]+", f["rule"]) and
+                        f["level"] in ("PASS", "NOTE", "WARN", "FAIL") and f["subject"]):
+                    check("finding shape", False, json.dumps(f))
+                    break
+
+        # table: one screen tells them apart; -q keeps only WARN/FAIL
+        r = cli("--color", "never", "audit", legacy, tuned)
+        check("table names the legacy model",
+              "QEMU Virtual CPU version 2.5+" in r.stdout and "FAIL" in r.stdout)
+        check("table has the fleet summary", "Audit summary: 2 guests" in r.stdout, r.stdout[-400:])
+        check("table without colour codes", "\033[" not in r.stdout)
+        r = cli("-q", "--color", "never", "audit", legacy, tuned)
+        check("-q drops PASS lines", " PASS " not in r.stdout.split("Audit summary")[0])
+        check("-q keeps FAIL lines", "CPU-LEGACY-MODEL" in r.stdout)
+
+        # csv: header + RFC 4180 rows; an unreachable guest is a row, exit 3
+        r = cli("--format", "csv", "audit", legacy, dead)
+        check("csv audit with a dead guest exits 3", r.returncode == 3, r.stderr)
+        rows = list(csv.reader(io.StringIO(r.stdout)))
+        check("csv header", rows and rows[0][0] == "guest", rows[:1])
+        check("csv has the dead guest", any(row[0] == dead for row in rows[1:]))
+        check("csv rows have the header's width", all(len(row) == len(rows[0]) for row in rows))
+
+        # facts
+        r = cli("--color", "never", "facts", legacy)
+        check("facts table", r.returncode == 0 and "ata_piix" in r.stdout and "vmxnet3" in r.stdout,
+              r.stdout)
+        r = cli("--format", "json", "facts", "--sections", "cpu,os", tuned)
+        doc = json.loads(r.stdout)
+        res = doc["guests"][0]["result"]
+        check("facts --sections", "cpu" in res and "os" in res and "block" not in res, list(res))
+        r = cli("facts", "--sections", "cpu,nonsense", tuned)
+        check("facts unknown section: guest error, exit 3",
+              r.returncode == 3 and "nonsense" in r.stdout + r.stderr, r.stdout + r.stderr)
+        r = cli("facts", "--sections", "cpu,,os", tuned)
+        check("facts empty section: usage error", r.returncode == 2, r.stderr)
+        r = cli("facts", "--steal-window", "99999", tuned)
+        check("facts steal window out of range: usage error", r.returncode == 2, r.stderr)
+        r = cli("--format", "prom", "facts", tuned)
+        check("facts refuses a format it cannot write", r.returncode == 2, r.stderr)
+        r = cli("audit", "--list-rules")
+        check("audit --list-rules", r.returncode == 0 and "CPU-NO-AESNI" in r.stdout, r.stdout)
+
+        # the live system, through the real CLI
+        r = cli("--format", "json", "facts", live)
+        check("live facts exit 0", r.returncode == 0, r.stderr)
+        live_checks(json.loads(r.stdout))
+    finally:
+        agents.stop()
+
+    print("1..%d" % len(results))
+    for i, (name, ok, detail) in enumerate(results, 1):
+        print("%s %d - %s" % ("ok" if ok else "not ok", i, name))
+        if not ok and detail:
+            print("# " + str(detail).replace("\n", "\n# ")[:2000])
+    return 0 if all(ok for _, ok, _ in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
