@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""End to end: real Linux guests under QEMU (TCG), each with the agent behind a
+real virtio-serial port, driven by the real CLI through the host ends.
+
+The fleet has the contrasting configurations of the field reports (legacy,
+tuned, numa, scsi). Prints TAP; every guest is killed at the end, also on
+failure.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fleet  # noqa: E402
+from gbclient import Session, guest_exec  # noqa: E402
+
+AGENT = os.environ["GB_AGENT"]
+CLI = os.environ["GB_CLI"]
+QEMU_GA = os.environ.get("GB_QEMU_GA", "/usr/sbin/qemu-ga")
+WORK = os.environ.get("GB_E2E_DIR") or tempfile.mkdtemp(prefix="gb-e2e-")
+
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append((name, bool(cond), detail))
+    return bool(cond)
+
+
+def diag(text):
+    results.append((None, True, text))
+
+
+def cli(*args, timeout=300):
+    return subprocess.run([CLI, "--color", "never"] + list(args), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def build_image():
+    image = os.path.join(WORK, "image")
+    here = os.path.dirname(os.path.abspath(__file__))
+    bins = [AGENT, QEMU_GA, "/usr/bin/openssl"]
+    subprocess.run([os.path.join(here, "build-guest.sh"), os.path.join(WORK, "cache"), image] + bins,
+                   check=True)
+    return image
+
+
+def run_job(sock, test, params, timeout=600):
+    s = Session(sock)
+    try:
+        job = s.call("gb-bench-start", {"test": test, "params": params})["job"]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            st = s.call("gb-bench-status", {"job": job})
+            if st["state"] != "running":
+                return st
+            time.sleep(0.5)
+        raise TimeoutError("%s job did not finish" % test)
+    finally:
+        s.close()
+
+
+def metric(result, name, **labels):
+    for m in result["metrics"]:
+        if m["metric"] == name and all(m["labels"].get(k) == v for k, v in labels.items()):
+            return m["value"]
+    return None
+
+
+def openssl_speed(qga_sock, size):
+    """openssl speed's own figure in the guest, in bytes per second."""
+    code, out = guest_exec(qga_sock, ["/usr/bin/openssl", "speed", "-elapsed", "-seconds", "2",
+                                      "-bytes", str(size), "-evp", "aes-128-gcm"], timeout=120)
+    m = re.search(r"^(?:AES-128-GCM|aes-128-gcm)\s+([\d.]+)k", out, re.M)
+    return float(m.group(1)) * 1000 if code == 0 and m else None
+
+
+def agent_cpu_ticks(qga_sock):
+    code, out = guest_exec(qga_sock, ["/bin/sh", "-c",
+                                      "cat /proc/$(pidof guestbench-agent)/stat"])
+    if code != 0:
+        return None
+    fields = out.rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def test_facts(g):
+    r = cli("--format", "json", "--timeout", "60", "facts", *[x.sock for x in g.values()])
+    check("facts: every guest answers over its virtio-serial port", r.returncode == 0, r.stderr)
+    doc = json.loads(r.stdout)
+    f = {name: guest["result"] for name, guest in zip(g, doc["guests"])}
+    legacy, tuned, numa, scsi = f["legacy"], f["tuned"], f["numa"], f["scsi"]
+
+    check("legacy: qemu64 model", legacy["cpu"]["model_name"].startswith("QEMU Virtual CPU version"),
+          legacy["cpu"]["model_name"])
+    check("legacy: no aes", "aes" not in legacy["cpu"]["flags"])
+    check("tuned: -cpu max has aes", "aes" in tuned["cpu"]["flags"])
+    check("hypervisor TCG from CPUID",
+          all(x["cpu"]["hypervisor"]["vendor"] == "TCG" for x in f.values()))
+    check("tuned: 2 vCPUs", tuned["cpu"]["count"] == 2)
+
+    def disk(facts):
+        disks = [d for d in facts["block"] if not d["cdrom"]]
+        return disks[0] if len(disks) == 1 else None
+
+    d = disk(legacy)
+    check("legacy: IDE disk via ata_piix, write through",
+          d and d["bus"] == "ata" and d["driver"] == "ata_piix" and d["write_cache"] == "write through",
+          legacy["block"])
+    d = disk(tuned)
+    check("tuned: virtio-blk, scheduler none, write back (cache=none)",
+          d and d["bus"] == "virtio-blk" and d["scheduler"] == "none" and
+          d["write_cache"] == "write back", tuned["block"])
+    d = disk(scsi)
+    check("scsi: virtio-scsi, write through (cache=directsync)",
+          d and d["bus"] == "virtio-scsi" and d["write_cache"] == "write through", scsi["block"])
+    check("legacy: vmxnet3 NIC", [n["driver"] for n in legacy["net"]] == ["vmxnet3"], legacy["net"])
+    check("tuned: virtio_net NIC", [n["driver"] for n in tuned["net"]] == ["virtio_net"], tuned["net"])
+    nodes = numa["memory"]["numa"]["nodes"]
+    check("numa: two nodes, node 1 with a CPU and no memory",
+          len(nodes) == 2 and nodes[1]["cpus"] == [1] and nodes[1]["memory_bytes"] == 0 and
+          nodes[0]["memory_bytes"] > 0, nodes)
+    check("numa: 32 hugepages reserved on the command line",
+          numa["memory"]["hugepages"]["total"] == 32, numa["memory"]["hugepages"])
+    check("tuned: one NUMA node", len(tuned["memory"]["numa"]["nodes"]) == 1)
+    check("no facts errors", all(x["errors"] == [] for x in f.values()),
+          {k: x["errors"] for k, x in f.items()})
+
+
+def test_audit(g):
+    r = cli("--format", "json", "--timeout", "60", "audit", *[x.sock for x in g.values()])
+    check("audit: exit 1 (the legacy guest FAILs)", r.returncode == 1, r.stderr)
+    doc = json.loads(r.stdout)
+    fired = {}
+    for name, guest in zip(g, doc["guests"]):
+        fired[name] = {(x["rule"], x["level"]) for x in guest["result"]["findings"]
+                       if x["level"] != "PASS"}
+    expect = {
+        "legacy": [("CPU-LEGACY-MODEL", "FAIL"), ("CPU-NO-AESNI", "FAIL"),
+                   ("DISK-EMULATED", "WARN"), ("NIC-EMULATED", "WARN"), ("CPU-HYPERVISOR", "WARN")],
+        "tuned": [("CPU-HYPERVISOR", "WARN")],
+        "numa": [("NUMA-MEMORYLESS-NODE", "WARN"), ("NUMA-SPAN", "NOTE")],
+        "scsi": [("DISK-WRITE-THROUGH", "WARN")],
+    }
+    only = {"CPU-LEGACY-MODEL": "legacy", "CPU-NO-AESNI": "legacy", "DISK-EMULATED": "legacy",
+            "NIC-EMULATED": "legacy", "NUMA-MEMORYLESS-NODE": "numa", "NUMA-SPAN": "numa",
+            "DISK-WRITE-THROUGH": "scsi"}
+    for name, rules in expect.items():
+        for rule in rules:
+            check("audit %s: %s %s" % (name, rule[1], rule[0]), rule in fired[name], fired[name])
+    for rule, owner in only.items():
+        others = [n for n in fired if n != owner and any(r == rule for r, _ in fired[n])]
+        check("audit: %s fires on %s only" % (rule, owner), not others, others)
+    r = cli("-q", "audit", g["legacy"].sock, g["tuned"].sock)
+    diag("audit -q of legacy and tuned:\n" + r.stdout)
+
+
+def test_job_survives_disconnect(sock):
+    s = Session(sock)
+    job = s.call("gb-bench-start", {"test": "aes", "params": {"sizes": [16, 16384], "seconds": 1}})["job"]
+    s.close()  # the host goes away mid-job
+    time.sleep(1)
+    s = Session(sock)
+    try:
+        st = s.call("gb-bench-status", {"job": job})
+        check("job carries on after the host disconnects", st["state"] in ("running", "done"), st)
+        deadline = time.monotonic() + 120
+        while st["state"] == "running" and time.monotonic() < deadline:
+            time.sleep(0.5)
+            st = s.call("gb-bench-status", {"job": job})
+        check("job result read after a reconnect", st["state"] == "done" and
+              metric(st["result"], "aes-128-gcm", block_size="16384"), st.get("error"))
+    finally:
+        s.close()
+
+
+def test_aes_vs_openssl(g):
+    # One guest at a time, so the two do not share the host's two cores.
+    ours = {}
+    for name in ("legacy", "tuned"):
+        st = run_job(g[name].sock, "aes", {"sizes": [16384], "seconds": 2})
+        ours[name] = metric(st.get("result", {"metrics": []}), "aes-128-gcm", block_size="16384")
+    ref = {name: openssl_speed(g[name].qga_sock, 16384) for name in ("legacy", "tuned")}
+    check("bench aes ran in both guests", all(ours.values()), ours)
+    check("openssl speed ran in both guests", all(ref.values()), ref)
+    if all(ours.values()) and all(ref.values()):
+        r_ours = ours["tuned"] / ours["legacy"]
+        r_ref = ref["tuned"] / ref["legacy"]
+        diag("aes-128-gcm 16 KiB, B/s: guestbench legacy %.0f tuned %.0f (%.2fx); "
+             "openssl speed legacy %.0f tuned %.0f (%.2fx)" %
+             (ours["legacy"], ours["tuned"], r_ours, ref["legacy"], ref["tuned"], r_ref))
+        check("bench aes: tuned (-cpu max) faster than legacy (qemu64)", r_ours > 1.2, r_ours)
+        check("openssl speed agrees that tuned is faster", r_ref > 1.2, r_ref)
+
+
+def test_disk_mem(sock):
+    st = run_job(sock, "disk", {"size": 8 << 20, "record_sizes": [4096, 1 << 20]})
+    check("bench disk on the guest's scratch disk", st["state"] == "done", st.get("error"))
+    if st["state"] == "done":
+        res = st["result"]
+        check("disk: all six tests at both record sizes",
+              all(metric(res, "disk-throughput", test=t, record_size=str(rs))
+                  for t in ("write", "rewrite", "read", "reread", "randread", "randwrite")
+                  for rs in (4096, 1 << 20)))
+        check("disk: O_DIRECT on ext4", res.get("direct") is True and res.get("filesystem") == "ext4",
+              {k: res.get(k) for k in ("direct", "filesystem", "block_device")})
+    st = run_job(sock, "mem", {"size": 16 << 20})
+    check("bench mem", st["state"] == "done" and metric(st["result"], "page-fault", pages="4k"),
+          st.get("error"))
+
+
+def test_idle(g):
+    """No host attached: the agent sleeps (no wake-ups), then answers when one comes back."""
+    time.sleep(2)
+    before = agent_cpu_ticks(g.qga_sock)
+    time.sleep(6)
+    after = agent_cpu_ticks(g.qga_sock)
+    check("idle agent with no host attached uses no CPU",
+          before is not None and after is not None and after - before <= 1, (before, after))
+    s = Session(g.sock)
+    check("the host reattaches without restarting the agent", s.call("guest-ping") == {})
+    s.close()
+
+
+def test_guest_killed(g):
+    socks = [x.sock for x in g.values()]
+    result = {}
+
+    def run():
+        result["r"] = cli("--format", "json", "--timeout", "60", "facts", "--steal-window", "5000",
+                          *socks)
+
+    t = threading.Thread(target=run)
+    t.start()
+    time.sleep(2)
+    g["scsi"].stop()
+    t.join()
+    r = result["r"]
+    doc = json.loads(r.stdout)
+    status = {name: guest["status"] for name, guest in zip(g, doc["guests"])}
+    check("a guest killed mid-request is an error, exit 3",
+          r.returncode == 3 and status["scsi"] != "ok", (r.returncode, status))
+    check("the other guests complete",
+          all(status[n] == "ok" for n in ("legacy", "tuned", "numa")), status)
+
+
+def main():
+    image = build_image()
+    guests = ["legacy", "tuned", "numa", "scsi"]
+    opts = {"legacy": {"run": "both"}, "tuned": {"run": "both"}}
+    with fleet.Fleet(os.path.join(WORK, "run"), image, guests, **opts) as fl:
+        g = {x.name: x for x in fl.guests}
+        steps = [
+            ("facts", lambda: test_facts(g)),
+            ("audit", lambda: test_audit(g)),
+            ("disconnect", lambda: test_job_survives_disconnect(g["tuned"].sock)),
+            ("aes", lambda: test_aes_vs_openssl(g)),
+            ("disk+mem", lambda: test_disk_mem(g["tuned"].sock)),
+            ("idle", lambda: test_idle(g["legacy"])),
+            ("killed", lambda: test_guest_killed(g)),
+        ]
+        for name, step in steps:
+            try:
+                step()
+            except Exception as e:  # one broken step must not hide the others
+                check("step %s ran" % name, False, repr(e))
+        for x in fl.guests:
+            if any(not ok for n, ok, _ in results if n):
+                diag("%s console:\n%s" % (x.name, x.tail(1500)))
+
+    named = [(n, ok, d) for n, ok, d in results if n]
+    print("1..%d" % len(named))
+    i = 0
+    for name, ok, detail in results:
+        if name is None:
+            print("# " + str(detail).replace("\n", "\n# "))
+            continue
+        i += 1
+        print("%s %d - %s" % ("ok" if ok else "not ok", i, name))
+        if not ok and detail:
+            print("# " + str(detail).replace("\n", "\n# ")[:3000])
+    return 0 if all(ok for _, ok, _ in named) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
