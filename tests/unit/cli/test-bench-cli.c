@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The bench command's parsers and formatters, the GBNET1 wire helpers and saved results. */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "guestbench-protocol.h"
+
+#include "bench-net.h"
+#include "cmd-bench.h"
+#include "results.h"
+
+static void test_size_ok(void)
+{
+	const struct {
+		const char *text;
+		guint64 want;
+	} cases[] = {
+		{ "1", 1 },           { "512", 512 },
+		{ "4k", 4096 },       { "4K", 4096 },
+		{ "1M", 1048576 },    { "16m", 16777216 },
+		{ "1G", 1073741824 }, { "3g", G_GUINT64_CONSTANT(3221225472) },
+		{ "0004k", 4096 },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+		guint64 v = 0;
+
+		g_assert_true(cli_bench_parse_size(cases[i].text, G_MAXUINT64, &v, &error));
+		g_assert_no_error(error);
+		g_assert_cmpuint(v, ==, cases[i].want);
+	}
+}
+
+static void test_size_bad(void)
+{
+	const char *bad[] = { "",
+		              "0",
+		              "0k",
+		              "k",
+		              "-4k",
+		              "+4k",
+		              " 4k",
+		              "4k ",
+		              "4 k",
+		              "4kb",
+		              "4KiB",
+		              "4T",
+		              "1.5M",
+		              "0x10",
+		              "abc",
+		              "4kk",
+		              "1e3",
+		              "M4",
+		              "18446744073709551616",
+		              "99999999999999999999999k" };
+
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) error = NULL;
+		guint64 v = 77;
+
+		g_assert_false(cli_bench_parse_size(bad[i], G_MAXUINT64, &v, &error));
+		g_assert_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+		g_assert_cmpuint(v, ==, 77);
+	}
+}
+
+static void test_size_overflow(void)
+{
+	g_autoptr(GError) error = NULL;
+	guint64 v = 0;
+
+	/* 16 Ei in k overflows 64 bits: refused, not wrapped */
+	g_assert_false(cli_bench_parse_size("18014398509481984k", G_MAXUINT64, &v, &error));
+	g_assert_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+	g_assert_nonnull(strstr(error->message, "too large"));
+	g_clear_error(&error);
+	/* the largest that fits */
+	g_assert_true(cli_bench_parse_size("18014398509481983k", G_MAXUINT64, &v, &error));
+	g_assert_cmpuint(v, ==, G_GUINT64_CONSTANT(18014398509481983) * 1024);
+	/* a caller's limit: 1M is fine, 1025k is not */
+	g_assert_true(cli_bench_parse_size("1M", 1048576, &v, &error));
+	g_assert_false(cli_bench_parse_size("1025k", 1048576, &v, &error));
+	g_assert_nonnull(strstr(error->message, "at most 1M"));
+}
+
+static void test_size_list(void)
+{
+	const char *bad[] = { "", ",", "4k,", ",4k", "4k,,1M", "4k;1M", "4k, 1M", "4k,0" };
+	g_autoptr(GArray) sizes = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GString) many = g_string_new("1");
+
+	g_assert_true(cli_bench_parse_size_list("4k,1M,16M", G_MAXUINT64, &sizes, &error));
+	g_assert_no_error(error);
+	g_assert_cmpuint(sizes->len, ==, 3);
+	g_assert_cmpuint(g_array_index(sizes, guint64, 0), ==, 4096);
+	g_assert_cmpuint(g_array_index(sizes, guint64, 1), ==, 1048576);
+	g_assert_cmpuint(g_array_index(sizes, guint64, 2), ==, 16777216);
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GArray) out = NULL;
+		g_autoptr(GError) e = NULL;
+
+		g_assert_false(cli_bench_parse_size_list(bad[i], G_MAXUINT64, &out, &e));
+		g_assert_error(e, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+		g_assert_null(out);
+	}
+	for (guint i = 0; i < 64; i++)
+		g_string_append(many, ",1");
+	{
+		g_autoptr(GArray) out = NULL;
+		g_autoptr(GError) e = NULL;
+		g_assert_false(cli_bench_parse_size_list(many->str, G_MAXUINT64, &out, &e));
+		g_assert_error(e, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+	}
+}
+
+static void test_word_list(void)
+{
+	static const char *const allowed[] = { "write", "read", "randread", NULL };
+	const char *bad[] = { "", ",", "write,", "write,write", "Write", "write,nope", "\x1b[2J" };
+	g_auto(GStrv) words = NULL;
+	g_autoptr(GError) error = NULL;
+
+	g_assert_true(cli_bench_parse_word_list("read,write", allowed, &words, &error));
+	g_assert_no_error(error);
+	g_assert_cmpuint(g_strv_length(words), ==, 2);
+	g_assert_cmpstr(words[0], ==, "read");
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_auto(GStrv) out = NULL;
+		g_autoptr(GError) e = NULL;
+
+		g_assert_false(cli_bench_parse_word_list(bad[i], allowed, &out, &e));
+		g_assert_error(e, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+		/* a hostile word is shown escaped, never raw */
+		g_assert_null(strchr(e->message, '\x1b'));
+	}
+}
+
+static void test_format_size(void)
+{
+	const struct {
+		guint64 bytes;
+		const char *want;
+	} cases[] = {
+		{ 512, "512" },       { 4096, "4k" },      { 4097, "4097" },
+		{ 1048576, "1M" },    { 16777216, "16M" }, { 1536 * 1024, "1536k" },
+		{ 1073741824, "1G" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *s = cli_bench_format_size(cases[i].bytes);
+		g_assert_cmpstr(s, ==, cases[i].want);
+	}
+}
+
+/* Field report 1's numbers in openssl speed's own layout. */
+static void test_openssl_layout(void)
+{
+	const guint64 sizes[] = { 16, 64, 256, 1024, 8192, 16384 };
+	const double kvm64[] = { 77000000.0, 1, 2, 3, 4, 106572000.0 };
+	const double small[] = { 9999.0, NAN };
+	g_autoptr(GString) out = g_string_new(NULL);
+
+	cli_bench_openssl_header(out, sizes, G_N_ELEMENTS(sizes));
+	g_assert_cmpstr(out->str, ==,
+	                "type             16 bytes     64 bytes    256 bytes   1024 bytes   8192 "
+	                "bytes  16384 bytes\n");
+	g_string_truncate(out, 0);
+	cli_bench_openssl_row(out, "aes-128-gcm", kvm64, G_N_ELEMENTS(kvm64));
+	g_assert_cmpstr(out->str, ==,
+	                "aes-128-gcm      77000.00k        1.00         2.00         3.00         "
+	                "4.00    106572.00k\n");
+	/* at most 10000 B/s: no 'k' and no division, like openssl; NaN as n/a */
+	g_string_truncate(out, 0);
+	cli_bench_openssl_row(out, "aes-256-gcm", small, G_N_ELEMENTS(small));
+	g_assert_cmpstr(out->str, ==, "aes-256-gcm       9999.00          n/a\n");
+}
+
+static void test_labels_string(void)
+{
+	g_autoptr(GError) error = NULL;
+	const char *json = "{\"block_size\": \"16\", \"a;b\": \"x=y\\\\z\", \"num\": 3, "
+	                   "\"nul\": null}";
+	g_autoptr(JsonNode) node = gb_json_parse(json, strlen(json), &error);
+	g_autofree char *s = NULL;
+	g_autofree char *empty = cli_bench_labels_to_string(NULL);
+
+	g_assert_no_error(error);
+	s = cli_bench_labels_to_string(json_node_get_object(node));
+	/* non-string labels are left out; separators inside keys and values are escaped */
+	g_assert_cmpstr(s, ==, "block_size=16;a\\;b=x\\=y\\\\z");
+	g_assert_cmpstr(empty, ==, "");
+}
+
+static void test_prom_escaping(void)
+{
+	g_autoptr(GString) out = g_string_new(NULL);
+	const struct {
+		const char *in;
+		const char *want;
+	} names[] = {
+		{ "block_size", "block_size" },
+		{ "record-size", "record_size" },
+		{ "9lives", "label_9lives" },
+		{ "__name__", "label___name__" },
+		{ "", "label_" },
+		{ "a.b/c", "a_b_c" },
+	};
+
+	cli_bench_prom_append_value(out, "a\\b\"c\nd");
+	g_assert_cmpstr(out->str, ==, "\"a\\\\b\\\"c\\nd\"");
+	g_string_truncate(out, 0);
+	cli_bench_prom_append_value(out, "");
+	g_assert_cmpstr(out->str, ==, "\"\"");
+	for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+		g_autofree char *n = cli_bench_prom_label_name(names[i].in);
+		g_assert_cmpstr(n, ==, names[i].want);
+	}
+}
+
+static void test_host_port(void)
+{
+	const char *bad[] = { "",
+		              "127.0.0.1",
+		              "127.0.0.1:",
+		              "127.0.0.1:0",
+		              "127.0.0.1:65536",
+		              "localhost:80",
+		              "::1:80",
+		              "[::1]80",
+		              "[::1:80",
+		              "1.2.3:80",
+		              "127.0.0.1:8x",
+		              ":80",
+		              "127.0.0.1:-1" };
+	g_autofree char *addr = NULL;
+	g_autofree char *addr6 = NULL;
+	g_autofree char *none = NULL;
+	guint port = 0;
+	g_autoptr(GError) error = NULL;
+
+	g_assert_true(cli_net_parse_host_port("127.0.0.1:5201", FALSE, &addr, &port, &error));
+	g_assert_cmpstr(addr, ==, "127.0.0.1");
+	g_assert_cmpuint(port, ==, 5201);
+	g_assert_true(cli_net_parse_host_port("[::1]:65535", FALSE, &addr6, &port, &error));
+	g_assert_cmpstr(addr6, ==, "::1");
+	g_assert_cmpuint(port, ==, 65535);
+	g_assert_true(cli_net_parse_host_port("5201", TRUE, &none, &port, &error));
+	g_assert_null(none);
+	g_assert_cmpuint(port, ==, 5201);
+	g_assert_false(cli_net_parse_host_port("5201", FALSE, &none, &port, &error));
+	g_assert_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autofree char *a = NULL;
+		g_autoptr(GError) e = NULL;
+
+		g_assert_false(cli_net_parse_host_port(bad[i], FALSE, &a, &port, &e));
+		g_assert_error(e, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+		g_assert_null(a);
+	}
+}
+
+static void test_net_header(void)
+{
+	CliNetConfig cfg = { .h2g = TRUE, .g2h = FALSE, .streams = 2, .seconds = 10, .omit = 1 };
+	guint8 hdr[CLI_NET_HEADER_LEN];
+	guint dir = 0;
+	guint index = 0;
+
+	cli_net_header_build(hdr, CLI_NET_DIR_H2G, 1, 2, 10, 1);
+	/* the layout of BENCH-disk-net.md, big-endian */
+	g_assert_cmpmem(hdr, 16,
+	                "GBNET1\x01\x01"
+	                "\x00\x02\x00\x00\x00\x0a\x00\x01",
+	                16);
+	g_assert_true(cli_net_header_check(hdr, &cfg, &dir, &index, NULL));
+	g_assert_cmpuint(dir, ==, CLI_NET_DIR_H2G);
+	g_assert_cmpuint(index, ==, 1);
+	{
+		/* each one wrong field: refused with a reason */
+		struct {
+			guint off;
+			guint8 val;
+		} bad[] = { { 0, 'X' }, { 6, 2 }, { 6, 3 },  { 6, 0 },
+			    { 7, 2 },   { 9, 3 }, { 13, 9 }, { 15, 0 } };
+		for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+			guint8 h[CLI_NET_HEADER_LEN];
+			g_autoptr(GError) e = NULL;
+
+			memcpy(h, hdr, sizeof(h));
+			h[bad[i].off] = bad[i].val;
+			g_assert_false(cli_net_header_check(h, &cfg, &dir, &index, &e));
+			g_assert_nonnull(e);
+		}
+	}
+}
+
+static void test_net_report(void)
+{
+	CliNetConfig cfg = { .h2g = TRUE, .streams = 1, .seconds = 2, .omit = 1 };
+	guint8 report[CLI_NET_REPORT_LEN];
+	guint64 bytes = 0;
+	guint64 ns = 0;
+	g_autoptr(GError) error = NULL;
+
+	cli_net_report_build(report, 1000, 2000000000);
+	g_assert_cmpmem(report, 8, "GBRES1\0\0", 8);
+	g_assert_true(cli_net_report_parse(report, &cfg, 1000, &bytes, &ns, &error));
+	g_assert_cmpuint(bytes, ==, 1000);
+	g_assert_cmpuint(ns, ==, 2000000000);
+	/* more bytes than were sent */
+	g_assert_false(cli_net_report_parse(report, &cfg, 999, &bytes, &ns, &error));
+	g_assert_error(error, GB_ERROR, GB_ERROR_PARSE);
+	g_clear_error(&error);
+	/* zero time, and a time beyond omit + seconds + grace */
+	cli_net_report_build(report, 10, 0);
+	g_assert_false(cli_net_report_parse(report, &cfg, 1000, &bytes, &ns, &error));
+	g_clear_error(&error);
+	cli_net_report_build(report, 10, (guint64)(1 + 2 + CLI_NET_GRACE_S) * 1000000000 + 1);
+	g_assert_false(cli_net_report_parse(report, &cfg, 1000, &bytes, &ns, &error));
+	g_clear_error(&error);
+	cli_net_report_build(report, 10, 5);
+	report[0] = 'X';
+	g_assert_false(cli_net_report_parse(report, &cfg, 1000, &bytes, &ns, &error));
+	g_assert_error(error, GB_ERROR, GB_ERROR_PARSE);
+}
+
+/* The host end against itself would need an agent; here: a listener that nobody reaches. */
+static void test_net_end_listen_timeout(void)
+{
+	CliNetConfig cfg = { .role = CLI_NET_HOST_LISTENS,
+		             .address = (char *)"127.0.0.1",
+		             .port = 0,
+		             .h2g = TRUE,
+		             .streams = 1,
+		             .seconds = 1,
+		             .omit = 0,
+		             .runs = 1,
+		             .setup_timeout = 1 };
+	g_autoptr(CliNetEnd) end = cli_net_end_new(&cfg);
+	g_autoptr(CliNetEnd) busy = NULL;
+	g_autoptr(GError) error = NULL;
+	gint64 start = g_get_monotonic_time();
+
+	g_assert_true(cli_net_end_listen(end, &error));
+	g_assert_no_error(error);
+	g_assert_cmpuint(cli_net_end_get_port(end), >, 0);
+	/* the same port again: a clear error before any agent is told */
+	cfg.port = cli_net_end_get_port(end);
+	busy = cli_net_end_new(&cfg);
+	g_assert_false(cli_net_end_listen(busy, &error));
+	g_assert_error(error, GB_ERROR, GB_ERROR_IO);
+	g_clear_error(&error);
+	g_assert_true(cli_net_end_start(end, &error));
+	while (!cli_net_end_check(end, &error)) {
+		g_assert_cmpint(g_get_monotonic_time() - start, <, 10 * G_USEC_PER_SEC);
+		g_usleep(20000);
+	}
+	g_assert_error(error, GB_ERROR, GB_ERROR_TIMEOUT);
+	g_assert_nonnull(strstr(error->message, "did not connect"));
+}
+
+/* A peer that sends a bad header is dropped with the reason kept for the timeout. */
+static void test_net_end_bad_peer(void)
+{
+	CliNetConfig cfg = { .role = CLI_NET_HOST_LISTENS,
+		             .address = (char *)"127.0.0.1",
+		             .port = 0,
+		             .h2g = TRUE,
+		             .streams = 1,
+		             .seconds = 1,
+		             .omit = 0,
+		             .runs = 1,
+		             .setup_timeout = 1 };
+	g_autoptr(CliNetEnd) end = cli_net_end_new(&cfg);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GSocketClient) client = g_socket_client_new();
+	g_autoptr(GSocketConnection) conn = NULL;
+	g_autofree char *where = NULL;
+
+	g_assert_true(cli_net_end_listen(end, &error));
+	g_assert_true(cli_net_end_start(end, &error));
+	where = g_strdup_printf("127.0.0.1:%u", cli_net_end_get_port(end));
+	conn = g_socket_client_connect_to_host(client, where, 0, NULL, &error);
+	g_assert_no_error(error);
+	g_assert_true(g_output_stream_write_all(g_io_stream_get_output_stream(G_IO_STREAM(conn)),
+	                                        "GARBAGE_GARBAGE!", 16, NULL, NULL, &error));
+	while (!cli_net_end_check(end, &error))
+		g_usleep(20000);
+	g_assert_error(error, GB_ERROR, GB_ERROR_TIMEOUT);
+	g_assert_nonnull(strstr(error->message, "bad magic"));
+}
+
+/* Stopping a host end that waits for connections returns at once. */
+static void test_net_end_stop(void)
+{
+	CliNetConfig cfg = { .role = CLI_NET_HOST_CONNECTS,
+		             .address = (char *)"127.0.0.1",
+		             .port = 9, /* discard: nothing listens there in a test box */
+		             .h2g = TRUE,
+		             .g2h = TRUE,
+		             .streams = 2,
+		             .seconds = 1,
+		             .omit = 0,
+		             .runs = 3,
+		             .setup_timeout = 30 };
+	g_autoptr(CliNetEnd) end = cli_net_end_new(&cfg);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(JsonNode) json = NULL;
+	gint64 start;
+
+	g_assert_true(cli_net_end_start(end, &error));
+	g_usleep(150000);
+	g_assert_false(cli_net_end_check(end, &error));
+	start = g_get_monotonic_time();
+	cli_net_end_stop(end);
+	g_assert_cmpint(g_get_monotonic_time() - start, <, G_USEC_PER_SEC);
+	json = cli_net_end_to_json(end);
+	g_assert_true(JSON_NODE_HOLDS_OBJECT(json));
+	g_assert_cmpuint(
+	    json_array_get_length(json_object_get_array_member(json_node_get_object(json), "runs")),
+	    ==, 0);
+}
+
+static void test_results_name(void)
+{
+	g_autoptr(GDateTime) when = g_date_time_new_utc(2026, 12, 2, 11, 40, 5);
+	g_autofree char *a = cli_results_file_name(when, "bench-aes", 1);
+	g_autofree char *b = cli_results_file_name(when, "bench-aes", 3);
+	g_autofree char *c = cli_results_file_name(when, "../x y", 1);
+
+	g_assert_cmpstr(a, ==, "2026-12-02T11-40-05Z-bench-aes.json");
+	g_assert_cmpstr(b, ==, "2026-12-02T11-40-05Z-bench-aes-3.json");
+	g_assert_cmpstr(c, ==, "2026-12-02T11-40-05Z--.-x-y.json");
+}
+
+static void rm_rf(const char *path)
+{
+	g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
+	const char *name;
+
+	while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+		g_autofree char *child = g_build_filename(path, name, NULL);
+		rm_rf(child);
+	}
+	g_remove(path);
+}
+
+static void test_results_save_list(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *tmp = g_dir_make_tmp("gbres-XXXXXX", &error);
+	g_autofree char *dir = g_build_filename(tmp, "a", "results", NULL);
+	g_autoptr(GDateTime) when = g_date_time_new_utc(2026, 12, 2, 11, 40, 5);
+	const char *doc = "{\"guestbench\": \"0.1.0\", \"command\": \"bench\", \"guests\": "
+	                  "[{\"name\": \"vm1\", \"result\": {\"test\": \"aes\"}}, {\"name\": "
+	                  "\"vm2\", \"result\": null}]}";
+	g_autofree char *p1 = NULL;
+	g_autofree char *p2 = NULL;
+	g_autofree char *junk = g_build_filename(dir, "2026-12-02T11-40-06Z-junk.json", NULL);
+	g_autofree char *other = g_build_filename(dir, "notes.txt", NULL);
+	g_autofree char *tmpfile = g_build_filename(dir, ".save-abcdef", NULL);
+	g_autoptr(GPtrArray) list = NULL;
+	GStatBuf st;
+	CliResultEntry *e;
+
+	g_assert_no_error(error);
+	p1 = cli_results_save(dir, when, "bench-aes", doc, strlen(doc), &error);
+	g_assert_no_error(error);
+	p2 = cli_results_save(dir, when, "bench-aes", doc, strlen(doc), &error);
+	g_assert_no_error(error);
+	/* same second: a new name, the first run untouched */
+	g_assert_true(g_str_has_suffix(p1, "/2026-12-02T11-40-05Z-bench-aes.json"));
+	g_assert_true(g_str_has_suffix(p2, "/2026-12-02T11-40-05Z-bench-aes-2.json"));
+	g_assert_cmpint(g_stat(dir, &st), ==, 0);
+	g_assert_cmpint(st.st_mode & 0777, ==, 0700);
+	g_assert_true(g_file_set_contents(junk, "{not json", -1, NULL));
+	g_assert_true(g_file_set_contents(other, "x", -1, NULL));
+	g_assert_true(g_file_set_contents(tmpfile, "x", -1, NULL));
+
+	list = cli_results_list(dir, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(list->len, ==, 3);
+	e = g_ptr_array_index(list, 0);
+	g_assert_cmpstr(e->id, ==, "2026-12-02T11-40-05Z-bench-aes");
+	g_assert_cmpstr(e->date, ==, "2026-12-02T11:40:05Z");
+	g_assert_cmpstr(e->command, ==, "bench aes");
+	g_assert_cmpuint(g_strv_length(e->guests), ==, 2);
+	g_assert_cmpstr(e->guests[1], ==, "vm2");
+	g_assert_null(e->error);
+	e = g_ptr_array_index(list, 2);
+	g_assert_cmpstr(e->id, ==, "2026-12-02T11-40-06Z-junk");
+	g_assert_nonnull(e->error);
+
+	/* a missing directory is an empty list */
+	g_clear_pointer(&list, g_ptr_array_unref);
+	list = cli_results_list("/nonexistent/guestbench/results", &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(list->len, ==, 0);
+
+	/* a directory that cannot be made: a clear error, nothing written */
+	g_free(p1);
+	p1 = cli_results_save(other, when, "bench-aes", doc, strlen(doc), &error);
+	g_assert_null(p1);
+	g_assert_error(error, GB_ERROR, GB_ERROR_IO);
+	rm_rf(tmp);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/bench-cli/size/ok", test_size_ok);
+	g_test_add_func("/bench-cli/size/bad", test_size_bad);
+	g_test_add_func("/bench-cli/size/overflow", test_size_overflow);
+	g_test_add_func("/bench-cli/size/list", test_size_list);
+	g_test_add_func("/bench-cli/word-list", test_word_list);
+	g_test_add_func("/bench-cli/format-size", test_format_size);
+	g_test_add_func("/bench-cli/openssl-layout", test_openssl_layout);
+	g_test_add_func("/bench-cli/labels-string", test_labels_string);
+	g_test_add_func("/bench-cli/prom-escaping", test_prom_escaping);
+	g_test_add_func("/bench-cli/net/host-port", test_host_port);
+	g_test_add_func("/bench-cli/net/header", test_net_header);
+	g_test_add_func("/bench-cli/net/report", test_net_report);
+	g_test_add_func("/bench-cli/net/listen-timeout", test_net_end_listen_timeout);
+	g_test_add_func("/bench-cli/net/bad-peer", test_net_end_bad_peer);
+	g_test_add_func("/bench-cli/net/stop", test_net_end_stop);
+	g_test_add_func("/bench-cli/results/name", test_results_name);
+	g_test_add_func("/bench-cli/results/save-list", test_results_save_list);
+	return g_test_run();
+}
