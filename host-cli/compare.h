@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+/*
+ * compare and report: saved `guestbench bench --format json` documents side
+ * by side. Pure functions: documents in, rows/ratios/significance out; the
+ * command file (cmd-compare.c) does the I/O around them.
+ */
+
+typedef enum {
+	CLI_COMPARE_BY_DOCUMENT, /* one column per document (per guest when it holds several) */
+	CLI_COMPARE_BY_GUEST,    /* one document, one column per guest in it */
+} CliCompareBy;
+
+typedef enum {
+	CLI_SIGNIFICANCE_UNKNOWN, /* a single run on both sides: noise cannot be told apart */
+	CLI_SIGNIFICANCE_YES,
+	CLI_SIGNIFICANCE_NO, /* within run-to-run noise */
+} CliSignificance;
+
+/* p below this: the difference is more than run-to-run noise. */
+#define CLI_COMPARE_ALPHA 0.05
+
+typedef struct {
+	char *label;         /* column header: document id, "id/guest", or the guest name */
+	char *source;        /* the file it came from */
+	char *guest;         /* guest name in the document */
+	char *test;          /* "aes", "disk", ...; NULL when the guest has no result */
+	char *error;         /* why the column has no values, or NULL */
+	char *timestamp;     /* when the agent ran it, or NULL */
+	char *agent_version; /* or NULL */
+	JsonObject *params;  /* the result's params (ref), or NULL */
+	JsonObject *facts;   /* the result's facts (ref), or NULL */
+} CliCompareColumn;
+
+typedef struct {
+	gboolean present; /* FALSE: no number ("—"), see unavailable */
+	double value;
+	guint n_runs; /* 1 without a "runs" array */
+	double mean;
+	double stddev;     /* sample standard deviation of the runs, 0 with one run */
+	char *unavailable; /* the agent's reason when the value is null, or NULL */
+} CliCompareCell;
+
+typedef struct {
+	char *test;
+	char *metric;
+	char *unit;
+	char *labels_key;  /* canonical "name=value,..." sorted by name */
+	char *labels_text; /* for people: "16 KiB", "randread 4 KiB p99" */
+	char **label_names;
+	char **label_values;
+	gboolean lower_is_better;      /* ns, %, ...: a smaller number is the better one */
+	CliCompareCell *cells;         /* one per column */
+	double *ratios;                /* cells[i] / cells[0]; NAN where either is missing */
+	CliSignificance *significance; /* of column i against column 0 */
+} CliCompareRow;
+
+/* Column i (i >= 1) against column 0. */
+typedef struct {
+	guint column;
+	double geomean; /* of performance ratios (lower-is-better rows inverted); NAN if none */
+	guint n_rows;   /* rows in the geomean */
+	guint n_not_significant;
+	int best_row;  /* highest performance ratio, -1 if none */
+	int worst_row; /* lowest, -1 if none */
+} CliComparePair;
+
+/* A parameter that differs between columns that ran the same test. */
+typedef struct {
+	char *test;
+	char *param;
+	char **values; /* per column: compact JSON, "absent", or NULL for another test */
+} CliCompareMismatch;
+
+typedef struct {
+	CliCompareBy by;
+	GPtrArray *columns;    /* CliCompareColumn */
+	GPtrArray *rows;       /* CliCompareRow, in first-seen order */
+	GPtrArray *pairs;      /* CliComparePair, columns 1..n-1 */
+	GPtrArray *mismatches; /* CliCompareMismatch */
+	GPtrArray *docs;       /* JsonNode roots keeping params/facts alive */
+} CliComparison;
+
+CliComparison *cli_comparison_new(CliCompareBy by);
+void cli_comparison_free(CliComparison *cmp);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliComparison, cli_comparison_free)
+
+/*
+ * ARG is a path, or the id of a saved result (basename without .json) looked
+ * up in results_dir (NULL: $XDG_DATA_HOME/guestbench/results). Returns the path.
+ */
+char *cli_compare_resolve(const char *arg, const char *results_dir, GError **error);
+
+/*
+ * Parses and checks one bench document and adds its columns. label is the
+ * document id used for column headers. Every error names the file and the
+ * member ("a.json: guests[0].result.metrics[2]: Parameter 'unit' is missing").
+ */
+gboolean cli_comparison_add_data(CliComparison *cmp, const char *source, const char *label,
+                                 const char *data, gsize len, GError **error);
+gboolean cli_comparison_add_file(CliComparison *cmp, const char *path, const char *label,
+                                 GError **error);
+
+/* Builds rows, ratios, significance, pair summaries and parameter mismatches. */
+gboolean cli_comparison_compute(CliComparison *cmp, GError **error);
+
+/* Two-sided p of Welch's t-test on two samples given as mean, stddev and count (n >= 2). */
+double cli_compare_welch_p(double m1, double s1, guint n1, double m2, double s2, guint n2);
+/* Two-sided p that a single value x comes from a sample (mean, stddev, n >= 2). */
+double cli_compare_single_p(double x, double mean, double stddev, guint n);
+/* Two-sided tail probability of Student's t with df degrees of freedom. */
+double cli_compare_student_t_p(double t, double df);
+
+/* "128.88 MB/s", "1.23 µs", "12.5 %": SI prefixes, the unit always shown. */
+char *cli_compare_format_value(double value, const char *unit);
+/* "1.94x" */
+char *cli_compare_format_ratio(double ratio);
+/* "+93.8%" from a ratio */
+char *cli_compare_format_change(double ratio);
+/* "host is 1.94x kvm64 at 16 KiB" */
+char *cli_compare_row_sentence(CliComparison *cmp, guint row, guint column);
+
+/* Renderers: text (aligned tables), the JSON document, CSV (one line per row and column). */
+GString *cli_comparison_render_text(CliComparison *cmp);
+JsonNode *cli_comparison_to_json(CliComparison *cmp);
+GString *cli_comparison_render_csv(CliComparison *cmp);
+
+G_END_DECLS
