@@ -1,0 +1,613 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "guestbench-protocol.h"
+
+/*
+ * The qga: target against a real qemu-ga on a unix socket, running the real
+ * agent through guest-exec (as root here, guest-exec runs on this machine),
+ * compared with the same agent on its own socket.
+ */
+
+static char *tmpdir;
+static char *qga_sock;        /* a qemu-ga with everything enabled */
+static char *agent_sock;      /* the agent on its own socket */
+static GPtrArray *procs;      /* GSubprocess, stopped at the end */
+static char *cli_path_prefix; /* put in front of PATH for the CLI (a fake virsh) */
+
+/* The children die with us even when an assertion aborts the test. */
+static void child_setup(gpointer user_data)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+static gboolean socket_ready(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	gboolean ok;
+
+	g_strlcpy(addr.sun_path, path, sizeof(addr.sun_path));
+	ok = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+	close(fd);
+	return ok;
+}
+
+static void spawn_listener(const char *const *argv, const char *path)
+{
+	g_autoptr(GSubprocessLauncher) launcher =
+	    g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_SILENCE);
+	g_autoptr(GError) error = NULL;
+	GSubprocess *proc;
+
+	g_subprocess_launcher_set_child_setup(launcher, child_setup, NULL, NULL);
+	proc = g_subprocess_launcher_spawnv(launcher, argv, &error);
+	g_assert_no_error(error);
+	g_ptr_array_add(procs, proc);
+	for (guint i = 0; i < 500; i++) {
+		if (socket_ready(path))
+			return;
+		g_usleep(10 * 1000);
+	}
+	g_error("%s did not listen on %s", argv[0], path);
+}
+
+/* qemu-ga -m unix-listen with its own state dir; extra (may be NULL) e.g. "--block-rpcs=X". */
+static char *start_qga(const char *name, const char *extra)
+{
+	const char *qga = g_getenv("GB_QEMU_GA");
+	g_autofree char *statedir = g_build_filename(tmpdir, name, NULL);
+	g_autofree char *pidfile = g_strdup_printf("%s/%s.pid", tmpdir, name);
+	char *sock = g_strdup_printf("%s/%s.sock", tmpdir, name);
+	const char *argv[] = { qga,      "-m", "unix-listen", "-p",  sock, "-t",
+		               statedir, "-f", pidfile,       extra, NULL };
+
+	g_assert_cmpint(g_mkdir(statedir, 0700), ==, 0);
+	spawn_listener(argv, sock);
+	return sock;
+}
+
+static char *write_script(const char *name, const char *body)
+{
+	char *path = g_build_filename(tmpdir, name, NULL);
+	g_autofree char *text = g_strdup_printf("#!/bin/sh\n%s\n", body);
+	g_autoptr(GError) error = NULL;
+
+	g_file_set_contents(path, text, -1, &error);
+	g_assert_no_error(error);
+	g_assert_cmpint(g_chmod(path, 0755), ==, 0);
+	return path;
+}
+
+typedef struct {
+	int status;
+	char *out;
+	char *err;
+	double elapsed;
+	JsonNode *doc;
+} CliRun;
+
+static void cli_run_free(CliRun *run)
+{
+	g_free(run->out);
+	g_free(run->err);
+	if (run->doc != NULL)
+		json_node_unref(run->doc);
+	g_free(run);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliRun, cli_run_free)
+
+/* Runs the CLI with the NULL-terminated arguments; parses stdout when it is JSON. */
+static CliRun *cli_run(const char *first, ...)
+{
+	CliRun *run = g_new0(CliRun, 1);
+	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+	g_autoptr(GSubprocess) proc = NULL;
+	g_autoptr(GSubprocessLauncher) launcher = NULL;
+	g_autoptr(GError) error = NULL;
+	gint64 start = g_get_monotonic_time();
+	va_list ap;
+
+	g_ptr_array_add(argv, (gpointer)g_getenv("GB_CLI"));
+	va_start(ap, first);
+	for (const char *arg = first; arg != NULL; arg = va_arg(ap, const char *))
+		g_ptr_array_add(argv, (gpointer)arg);
+	va_end(ap);
+	g_ptr_array_add(argv, NULL);
+	launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+	                                     G_SUBPROCESS_FLAGS_STDERR_PIPE);
+	if (cli_path_prefix != NULL) {
+		g_autofree char *path = g_strdup_printf("%s:%s", cli_path_prefix, g_getenv("PATH"));
+		g_subprocess_launcher_setenv(launcher, "PATH", path, TRUE);
+	}
+	proc = g_subprocess_launcher_spawnv(launcher, (const char *const *)argv->pdata, &error);
+	g_assert_no_error(error);
+	g_subprocess_communicate_utf8(proc, NULL, NULL, &run->out, &run->err, &error);
+	g_assert_no_error(error);
+	run->status = g_subprocess_get_if_exited(proc) ? g_subprocess_get_exit_status(proc) : -1;
+	run->elapsed = (g_get_monotonic_time() - start) / 1e6;
+	if (run->out[0] == '{')
+		run->doc = gb_json_parse(run->out, strlen(run->out), NULL);
+	g_test_message("exit %d after %.2f s; stderr: %s", run->status, run->elapsed, run->err);
+	return run;
+}
+
+/* guests[i] of the --format json document. */
+static JsonObject *doc_guest(CliRun *run, guint i)
+{
+	JsonObject *doc = NULL;
+	JsonArray *guests = NULL;
+	JsonObject *guest = NULL;
+
+	g_assert_nonnull(run->doc);
+	g_assert_true(gb_json_node_get_object(run->doc, "doc", &doc, NULL));
+	g_assert_true(gb_json_get_array(doc, "guests", GB_JSON_REQUIRED, &guests, NULL));
+	g_assert_cmpuint(json_array_get_length(guests), >, i);
+	g_assert_true(
+	    gb_json_node_get_object(json_array_get_element(guests, i), "guest", &guest, NULL));
+	return guest;
+}
+
+static const char *guest_string(CliRun *run, guint i, const char *member)
+{
+	const char *val = NULL;
+
+	g_assert_true(gb_json_get_string(doc_guest(run, i), member, GB_JSON_OPTIONAL, &val, NULL));
+	return val;
+}
+
+static JsonObject *guest_result(CliRun *run, guint i)
+{
+	JsonObject *result = NULL;
+
+	g_assert_cmpstr(guest_string(run, i, "status"), ==, "ok");
+	g_assert_true(
+	    gb_json_get_object(doc_guest(run, i), "result", GB_JSON_REQUIRED, &result, NULL));
+	return result;
+}
+
+static void assert_guest_error(CliRun *run, const char *status, const char *needle)
+{
+	const char *error = guest_string(run, 0, "error");
+
+	g_assert_cmpint(run->status, ==, 3);
+	g_assert_cmpstr(guest_string(run, 0, "status"), ==, status);
+	g_assert_nonnull(error);
+	if (strstr(error, needle) == NULL)
+		g_error("error '%s' lacks '%s'", error, needle);
+}
+
+static char *qga_target(const char *sock)
+{
+	return g_strdup_printf("qga:%s", sock);
+}
+
+static void test_qga_facts_equal(void)
+{
+	g_autofree char *target = qga_target(qga_sock);
+	g_autoptr(CliRun) via_qga =
+	    cli_run("facts", "--format", "json", "--qga-agent", g_getenv("GB_AGENT"), target, NULL);
+	g_autoptr(CliRun) direct = cli_run("facts", "--format", "json", agent_sock, NULL);
+	JsonObject *a;
+	JsonObject *b;
+	g_autoptr(JsonNode) na = NULL;
+	g_autoptr(JsonNode) nb = NULL;
+
+	g_assert_cmpint(via_qga->status, ==, 0);
+	g_assert_cmpint(direct->status, ==, 0);
+	a = guest_result(via_qga, 0);
+	b = guest_result(direct, 0);
+	g_assert_true(gb_json_has(a, "cpu"));
+	g_assert_true(gb_json_has(a, "block"));
+	/* steal time is sampled over a window: the only part that differs between two runs */
+	json_object_remove_member(a, "steal");
+	json_object_remove_member(b, "steal");
+	na = json_node_init_object(json_node_alloc(), a);
+	nb = json_node_init_object(json_node_alloc(), b);
+	g_assert_true(json_node_equal(na, nb));
+}
+
+/* Same members with the same types, recursively (values of numbers may differ). */
+static void assert_same_shape(JsonNode *a, JsonNode *b, const char *where)
+{
+	g_assert_cmpint(JSON_NODE_TYPE(a), ==, JSON_NODE_TYPE(b));
+	if (JSON_NODE_HOLDS_OBJECT(a)) {
+		JsonObject *oa = json_node_get_object(a);
+		JsonObject *ob = json_node_get_object(b);
+		g_autoptr(GList) members = json_object_get_members(oa);
+
+		g_assert_cmpuint(json_object_get_size(oa), ==, json_object_get_size(ob));
+		for (GList *l = members; l != NULL; l = l->next) {
+			g_autofree char *sub = g_strdup_printf("%s/%s", where, (char *)l->data);
+			if (!json_object_has_member(ob, l->data))
+				g_error("%s missing", sub);
+			assert_same_shape(json_object_get_member(oa, l->data),
+			                  json_object_get_member(ob, l->data), sub);
+		}
+	} else if (JSON_NODE_HOLDS_ARRAY(a)) {
+		JsonArray *aa = json_node_get_array(a);
+		JsonArray *ab = json_node_get_array(b);
+
+		g_assert_cmpuint(json_array_get_length(aa), ==, json_array_get_length(ab));
+		for (guint i = 0; i < json_array_get_length(aa); i++) {
+			g_autofree char *sub = g_strdup_printf("%s/%u", where, i);
+			assert_same_shape(json_array_get_element(aa, i),
+			                  json_array_get_element(ab, i), sub);
+		}
+	} else if (JSON_NODE_HOLDS_VALUE(a) && json_node_get_value_type(a) == G_TYPE_STRING &&
+	           !g_str_equal(where, "/timestamp")) {
+		/* units, metric names, labels, cipher: the same words both ways */
+		if (g_strcmp0(json_node_get_string(a), json_node_get_string(b)) != 0 &&
+		    strstr(where, "timestamp") == NULL && strstr(where, "/facts/") == NULL)
+			g_error("%s: '%s' vs '%s'", where, json_node_get_string(a),
+			        json_node_get_string(b));
+	}
+}
+
+static void test_qga_bench_aes_shape(void)
+{
+	g_autofree char *target = qga_target(qga_sock);
+	g_autoptr(CliRun) via_qga =
+	    cli_run("bench", "aes", "--seconds", "0.2", "--sizes", "16", "--no-save", "--format",
+	            "json", "--qga-agent", g_getenv("GB_AGENT"), target, NULL);
+	g_autoptr(CliRun) direct = cli_run("bench", "aes", "--seconds", "0.2", "--sizes", "16",
+	                                   "--no-save", "--format", "json", agent_sock, NULL);
+	JsonObject *a;
+	JsonObject *b;
+	g_autoptr(JsonNode) na = NULL;
+	g_autoptr(JsonNode) nb = NULL;
+	JsonArray *metrics = NULL;
+
+	g_assert_cmpint(via_qga->status, ==, 0);
+	g_assert_cmpint(direct->status, ==, 0);
+	a = guest_result(via_qga, 0);
+	b = guest_result(direct, 0);
+	g_assert_true(gb_json_get_array(a, "metrics", GB_JSON_REQUIRED, &metrics, NULL));
+	g_assert_cmpuint(json_array_get_length(metrics), ==, 1);
+	na = json_node_init_object(json_node_alloc(), a);
+	nb = json_node_init_object(json_node_alloc(), b);
+	assert_same_shape(na, nb, "");
+}
+
+/* With --timeout 1 a 2 s benchmark only finishes because each poll re-arms the deadline. */
+static void test_qga_bench_keepalive(void)
+{
+	g_autofree char *target = qga_target(qga_sock);
+	g_autoptr(CliRun) run = cli_run("bench", "aes", "--seconds", "0.7", "--sizes", "16,64,256",
+	                                "--no-save", "--format", "json", "--timeout", "1",
+	                                "--qga-agent", g_getenv("GB_AGENT"), target, NULL);
+
+	g_assert_cmpint(run->status, ==, 0);
+	g_assert_cmpfloat(run->elapsed, >, 2.0);
+	guest_result(run, 0);
+}
+
+static void test_qga_ping_info(void)
+{
+	g_autofree char *target = qga_target(qga_sock);
+	g_autoptr(CliRun) ping =
+	    cli_run("ping", "--format", "json", "--qga-agent", g_getenv("GB_AGENT"), target, NULL);
+	g_autoptr(CliRun) info = cli_run("info", "--qga-agent", g_getenv("GB_AGENT"), target, NULL);
+
+	g_assert_cmpint(ping->status, ==, 0);
+	g_assert_cmpstr(guest_string(ping, 0, "status"), ==, "ok");
+	/* the agent's own guest-info, not qemu-ga's: it lists gb-get-facts */
+	g_assert_cmpint(info->status, ==, 0);
+	g_assert_nonnull(strstr(info->out, GB_VERSION));
+}
+
+static void test_qga_blocked(void)
+{
+	g_autofree char *sock = start_qga("blocked", "--block-rpcs=guest-exec");
+	g_autofree char *target = qga_target(sock);
+	g_autoptr(CliRun) run =
+	    cli_run("facts", "--format", "json", "--qga-agent", g_getenv("GB_AGENT"), target, NULL);
+
+	assert_guest_error(run, "error", "qemu-ga has guest-exec disabled");
+	assert_guest_error(run, "error", "--block-rpcs");
+}
+
+static void test_qga_missing_agent(void)
+{
+	g_autofree char *target = qga_target(qga_sock);
+	g_autoptr(CliRun) run = cli_run("facts", "--format", "json", "--qga-agent",
+	                                "/nonexistent/guestbench-agent", target, NULL);
+
+	assert_guest_error(run, "error",
+	                   "guestbench-agent is not installed in the guest at "
+	                   "/nonexistent/guestbench-agent");
+}
+
+static void test_qga_agent_fails(void)
+{
+	g_autofree char *script = write_script("fails.sh", "echo 'agent: out of luck' >&2\nexit 3");
+	g_autofree char *target = qga_target(qga_sock);
+	g_autoptr(CliRun) run =
+	    cli_run("facts", "--format", "json", "--qga-agent", script, target, NULL);
+	g_autofree char *needle = g_strdup_printf(
+	    "gb-get-facts: %s in the guest exited with status 3: agent: out of luck", script);
+
+	assert_guest_error(run, "error", needle);
+}
+
+static void test_qga_agent_killed(void)
+{
+	g_autofree char *script = write_script("killed.sh", "kill -9 $$");
+	g_autofree char *target = qga_target(qga_sock);
+	g_autoptr(CliRun) run =
+	    cli_run("facts", "--format", "json", "--qga-agent", script, target, NULL);
+
+	assert_guest_error(run, "error", "was killed by signal 9");
+}
+
+static void test_qga_agent_garbage(void)
+{
+	g_autofree char *script = write_script("garbage.sh", "printf '{\"return\": {}}{\"ret'");
+	g_autofree char *target = qga_target(qga_sock);
+	g_autoptr(CliRun) run =
+	    cli_run("facts", "--format", "json", "--qga-agent", script, target, NULL);
+
+	assert_guest_error(run, "error", "invalid reply to gb-get-facts");
+}
+
+static void test_qga_truncated(void)
+{
+	/* qemu-ga keeps 16 MiB of output and flags the rest */
+	g_autofree char *script = write_script("big.sh", "head -c 17000000 /dev/zero");
+	g_autofree char *target = qga_target(qga_sock);
+	g_autoptr(CliRun) run = cli_run("facts", "--format", "json", "--timeout", "30",
+	                                "--qga-agent", script, target, NULL);
+
+	assert_guest_error(run, "error", "truncated by qemu-ga");
+}
+
+static void test_qga_timeout(void)
+{
+	g_autofree char *script = write_script("slow.sh", "sleep 3");
+	g_autofree char *target = qga_target(qga_sock);
+	g_autoptr(CliRun) run = cli_run("facts", "--format", "json", "--timeout", "0.5",
+	                                "--qga-agent", script, target, NULL);
+
+	assert_guest_error(run, "timeout", "waiting for gb-get-facts through qemu-ga");
+	/* a facts call is not a benchmark: polling does not extend its deadline */
+	g_assert_cmpfloat(run->elapsed, <, 2.5);
+}
+
+static void test_qga_dead_socket(void)
+{
+	g_autofree char *target = g_strdup_printf("qga:%s/nobody.sock", tmpdir);
+	g_autoptr(CliRun) run = cli_run("facts", "--format", "json", target, NULL);
+
+	assert_guest_error(run, "error", "cannot connect");
+}
+
+/* The agent's side: a one-shot gb-bench-start waits for its job; SIGTERM cancels it. */
+static void test_qga_oneshot_bench(void)
+{
+	const char *done_argv[] = { g_getenv("GB_AGENT"), "--oneshot",
+		                    "{\"execute\": \"gb-bench-start\", \"id\": 5, \"arguments\": "
+		                    "{\"test\": \"aes\", \"params\": {\"seconds\": 0.2, "
+		                    "\"sizes\": [16]}}}",
+		                    NULL };
+	const char *long_argv[] = { g_getenv("GB_AGENT"), "--oneshot",
+		                    "{\"execute\": \"gb-bench-start\", \"arguments\": "
+		                    "{\"test\": \"aes\", \"params\": {\"seconds\": 30, "
+		                    "\"sizes\": [16]}}}",
+		                    NULL };
+	const char *dry_argv[] = { g_getenv("GB_AGENT"), "--oneshot",
+		                   "{\"execute\": \"gb-bench-start\", \"arguments\": "
+		                   "{\"test\": \"aes\", \"params\": {\"dry_run\": true}}}",
+		                   NULL };
+	g_autoptr(GSubprocess) done =
+	    g_subprocess_newv(done_argv, G_SUBPROCESS_FLAGS_STDOUT_PIPE, NULL);
+	g_autoptr(GSubprocess) cancelled =
+	    g_subprocess_newv(long_argv, G_SUBPROCESS_FLAGS_STDOUT_PIPE, NULL);
+	g_autoptr(GSubprocess) dry =
+	    g_subprocess_newv(dry_argv, G_SUBPROCESS_FLAGS_STDOUT_PIPE, NULL);
+	g_autofree char *out = NULL;
+	gint64 start = g_get_monotonic_time();
+
+	g_assert_true(g_subprocess_communicate_utf8(done, NULL, NULL, &out, NULL, NULL));
+	g_assert_true(g_str_has_prefix(out, "{\"return\":{\"job\":1,"));
+	g_assert_nonnull(strstr(out, "\"state\":\"done\""));
+	g_assert_nonnull(strstr(out, "\"metrics\":["));
+	g_assert_nonnull(strstr(out, "\"id\":5}"));
+	g_clear_pointer(&out, g_free);
+
+	g_assert_true(g_subprocess_communicate_utf8(dry, NULL, NULL, &out, NULL, NULL));
+	g_assert_nonnull(strstr(out, "\"dry_run\":true"));
+	g_assert_null(strstr(out, "\"state\""));
+	g_clear_pointer(&out, g_free);
+
+	g_usleep(300 * 1000);
+	g_subprocess_send_signal(cancelled, SIGTERM);
+	g_assert_true(g_subprocess_communicate_utf8(cancelled, NULL, NULL, &out, NULL, NULL));
+	g_assert_nonnull(strstr(out, "\"state\":\"cancelled\""));
+	g_assert_true(g_subprocess_get_if_exited(cancelled));
+	g_assert_cmpint(g_subprocess_get_exit_status(cancelled), ==, 0);
+	/* cancelled within the benchmark's 10 ms check, not after its 30 s */
+	g_assert_cmpfloat((g_get_monotonic_time() - start) / 1e6, <, 10.0);
+}
+
+/* A virsh that does what "virsh qemu-agent-command DOMAIN JSON" does, against a qemu-ga socket. */
+static const char fake_virsh[] =
+    "#!/usr/bin/env python3\n"
+    "import json, os, socket, sys\n"
+    "if len(sys.argv) != 4 or sys.argv[1] != 'qemu-agent-command':\n"
+    "    sys.exit('error: fake virsh: unexpected arguments %r' % sys.argv[1:])\n"
+    "with open(os.environ['FAKE_VIRSH_LOG'], 'a') as log:\n"
+    "    log.write('%s %s\\n' % (sys.argv[2], json.loads(sys.argv[3])['execute']))\n"
+    "s = socket.socket(socket.AF_UNIX)\n"
+    "s.connect(os.environ['FAKE_QGA_SOCK'])\n"
+    "f = s.makefile('rb')\n"
+    "s.sendall(b'\\xff{\"execute\": \"guest-sync-delimited\", \"arguments\": {\"id\": 4242}}\\n')\n"
+    "while True:\n"
+    "    line = f.readline()\n"
+    "    if not line:\n"
+    "        sys.exit('error: agent closed the connection')\n"
+    "    if json.loads(line.lstrip(b'\\xff')).get('return') == 4242:\n"
+    "        break\n"
+    "s.sendall(sys.argv[3].encode() + b'\\n')\n"
+    "reply = json.loads(f.readline())\n"
+    "if 'error' in reply:\n"
+    "    sys.exit(\"error: internal error: unable to execute QEMU agent command '%s': %s\" %\n"
+    "             (json.loads(sys.argv[3])['execute'], reply['error']['desc']))\n"
+    "print(json.dumps(reply))\n";
+
+/* libvirt:DOMAIN with only qemu-ga's channel (vm2.xml): through virsh qemu-agent-command. */
+static void test_qga_libvirt_virsh(void)
+{
+	g_autofree char *bindir = g_build_filename(tmpdir, "bin", NULL);
+	g_autofree char *virsh = g_build_filename(bindir, "virsh", NULL);
+	g_autofree char *libvirt_dir = g_build_filename(tmpdir, "libvirt", NULL);
+	g_autofree char *xml_src =
+	    g_build_filename(g_getenv("GB_TEST_DATA"), "libvirt", "vm2.xml", NULL);
+	g_autofree char *xml_dst = g_build_filename(libvirt_dir, "vm2.xml", NULL);
+	g_autofree char *log = g_build_filename(tmpdir, "virsh.log", NULL);
+	g_autofree char *xml = NULL;
+	g_autofree char *calls = NULL;
+	g_autoptr(CliRun) no_virsh = NULL;
+	g_autoptr(CliRun) run = NULL;
+	g_autoptr(CliRun) missing = NULL;
+	JsonObject *result;
+
+	g_assert_cmpint(g_mkdir(bindir, 0755), ==, 0);
+	g_assert_cmpint(g_mkdir(libvirt_dir, 0755), ==, 0);
+	g_assert_true(g_file_set_contents(virsh, fake_virsh, -1, NULL));
+	g_assert_cmpint(g_chmod(virsh, 0755), ==, 0);
+	g_assert_true(g_file_get_contents(xml_src, &xml, NULL, NULL));
+	g_assert_true(g_file_set_contents(xml_dst, xml, -1, NULL));
+	g_setenv("FAKE_QGA_SOCK", qga_sock, TRUE);
+	g_setenv("FAKE_VIRSH_LOG", log, TRUE);
+
+	/* no virsh on PATH: the guest's own error says what is missing */
+	if (g_find_program_in_path("virsh") == NULL) {
+		no_virsh = cli_run("facts", "--format", "json", "--libvirt-dir", libvirt_dir,
+		                   "libvirt:vm2", NULL);
+		assert_guest_error(no_virsh, "error", "needs virsh");
+	}
+
+	cli_path_prefix = bindir;
+	run = cli_run("facts", "--format", "json", "--libvirt-dir", libvirt_dir, "--qga-agent",
+	              g_getenv("GB_AGENT"), "libvirt:vm2", NULL);
+	missing = cli_run("facts", "--format", "json", "--libvirt-dir", libvirt_dir, "--qga-agent",
+	                  "/nonexistent/agent", "libvirt:vm2", NULL);
+	cli_path_prefix = NULL;
+	g_assert_cmpint(run->status, ==, 0);
+	result = guest_result(run, 0);
+	g_assert_true(gb_json_has(result, "cpu"));
+	assert_guest_error(missing, "error", "not installed in the guest at /nonexistent/agent");
+	/* it really went through virsh: guest-info, guest-exec, guest-exec-status */
+	g_assert_true(g_file_get_contents(log, &calls, NULL, NULL));
+	g_assert_nonnull(strstr(calls, "vm2 guest-info\nvm2 guest-exec\nvm2 guest-exec-status\n"));
+}
+
+static void test_qga_inventory(void)
+{
+	g_autofree char *inv = g_build_filename(tmpdir, "fleet.ini", NULL);
+	g_autofree char *text = g_strdup_printf("[guest via-qga]\ntarget=qga:%s\nagent_path=%s\n\n"
+	                                        "[guest direct]\ntarget=%s\n",
+	                                        qga_sock, g_getenv("GB_AGENT"), agent_sock);
+	g_autofree char *at = g_strdup_printf("@%s", inv);
+	g_autoptr(CliRun) run = NULL;
+	g_autoptr(CliRun) overridden = NULL;
+
+	g_file_set_contents(inv, text, -1, NULL);
+	run = cli_run("ping", "--format", "json", at, NULL);
+	g_assert_cmpint(run->status, ==, 0);
+	g_assert_cmpstr(guest_string(run, 0, "name"), ==, "via-qga");
+	g_assert_cmpstr(guest_string(run, 0, "status"), ==, "ok");
+	g_assert_cmpstr(guest_string(run, 1, "status"), ==, "ok");
+	/* the command line wins over agent_path= */
+	overridden =
+	    cli_run("ping", "--format", "json", "--qga-agent", "/nonexistent/agent", at, NULL);
+	assert_guest_error(overridden, "error", "/nonexistent/agent");
+	g_assert_cmpstr(guest_string(overridden, 1, "status"), ==, "ok");
+}
+
+/* The temporary directory: sockets, scripts, qemu-ga's state dirs (one level deep). */
+static void rm_rf(const char *path)
+{
+	g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
+	const char *name;
+
+	while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+		g_autofree char *child = g_build_filename(path, name, NULL);
+		if (g_file_test(child, G_FILE_TEST_IS_DIR) &&
+		    !g_file_test(child, G_FILE_TEST_IS_SYMLINK))
+			rm_rf(child);
+		else
+			g_unlink(child);
+	}
+	g_rmdir(path);
+}
+
+static void stop_all(void)
+{
+	for (guint i = 0; i < procs->len; i++) {
+		GSubprocess *proc = g_ptr_array_index(procs, i);
+		g_subprocess_send_signal(proc, SIGTERM);
+		g_subprocess_wait(proc, NULL, NULL);
+	}
+	g_ptr_array_set_size(procs, 0);
+}
+
+int main(int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	int rc;
+
+	g_test_init(&argc, &argv, NULL);
+	if (g_getenv("GB_QEMU_GA") == NULL || g_getenv("GB_AGENT") == NULL) {
+		g_test_skip("needs GB_QEMU_GA and GB_AGENT");
+		return g_test_run();
+	}
+	/* guest-exec runs processes as qemu-ga's user: the real thing needs root, as in a guest */
+	if (geteuid() != 0) {
+		g_test_skip("qemu-ga's guest-exec needs root here");
+		return g_test_run();
+	}
+	tmpdir = g_dir_make_tmp("gb-qga-XXXXXX", &error);
+	g_assert_no_error(error);
+	procs = g_ptr_array_new_with_free_func(g_object_unref);
+	qga_sock = start_qga("qga", NULL);
+	agent_sock = g_build_filename(tmpdir, "agent.sock", NULL);
+	{
+		const char *agent_argv[] = { g_getenv("GB_AGENT"), "-m", "unix-listen", "-p",
+			                     agent_sock,           NULL };
+		spawn_listener(agent_argv, agent_sock);
+	}
+
+	g_test_add_func("/qga/facts-equal", test_qga_facts_equal);
+	g_test_add_func("/qga/bench-aes-shape", test_qga_bench_aes_shape);
+	g_test_add_func("/qga/bench-keepalive", test_qga_bench_keepalive);
+	g_test_add_func("/qga/ping-info", test_qga_ping_info);
+	g_test_add_func("/qga/blocked", test_qga_blocked);
+	g_test_add_func("/qga/missing-agent", test_qga_missing_agent);
+	g_test_add_func("/qga/agent-fails", test_qga_agent_fails);
+	g_test_add_func("/qga/agent-killed", test_qga_agent_killed);
+	g_test_add_func("/qga/agent-garbage", test_qga_agent_garbage);
+	g_test_add_func("/qga/truncated", test_qga_truncated);
+	g_test_add_func("/qga/timeout", test_qga_timeout);
+	g_test_add_func("/qga/dead-socket", test_qga_dead_socket);
+	g_test_add_func("/qga/inventory", test_qga_inventory);
+	g_test_add_func("/qga/libvirt-virsh", test_qga_libvirt_virsh);
+	g_test_add_func("/qga/oneshot-bench", test_qga_oneshot_bench);
+	rc = g_test_run();
+
+	stop_all();
+	g_ptr_array_unref(procs);
+	rm_rf(tmpdir);
+	g_free(tmpdir);
+	g_free(qga_sock);
+	g_free(agent_sock);
+	return rc;
+}
