@@ -7,18 +7,13 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "guestbench-protocol.h"
 
 #include "bench-net.h"
 
-#define NET_MAGIC "GBNET1"
-#define NET_REPORT_MAGIC "GBRES1"
-#define NET_GO 'G'
 #define NET_CHUNK (128 * 1024)
-#define NET_NS G_GINT64_CONSTANT(1000000000)
 /* Poll interval: the bound on how late a cancel or the sender's end is noticed. */
 #define NET_POLL_MS 20
 /* A refused or dropped connection is tried again after this long (the agent may not listen yet). */
@@ -87,33 +82,12 @@ struct _CliNetEnd {
 	char *last_problem; /* worker: why the last setup attempt failed, for the timeout */
 };
 
-static gint64 net_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (gint64)ts.tv_sec * NET_NS + ts.tv_nsec;
-}
-
-static void net_put_be(guint8 *p, guint64 v, guint bytes)
-{
-	for (guint i = 0; i < bytes; i++)
-		p[i] = (guint8)(v >> (8 * (bytes - 1 - i)));
-}
-
-static guint64 net_get_be(const guint8 *p, guint bytes)
-{
-	guint64 v = 0;
-
-	for (guint i = 0; i < bytes; i++)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static const char *net_dir_name(guint dir)
-{
-	return dir == CLI_NET_DIR_H2G ? "host-to-guest" : "guest-to-host";
-}
+/* bench-net.h's wire constants are those of the shared codec. */
+G_STATIC_ASSERT(CLI_NET_HEADER_LEN == GB_NETBENCH_HEADER_LEN);
+G_STATIC_ASSERT(CLI_NET_REPORT_LEN == GB_NETBENCH_REPORT_LEN);
+G_STATIC_ASSERT(CLI_NET_DIR_H2G == GB_NETBENCH_DIR_H2G);
+G_STATIC_ASSERT(CLI_NET_DIR_G2H == GB_NETBENCH_DIR_G2H);
+G_STATIC_ASSERT(CLI_NET_GRACE_S == GB_NETBENCH_GRACE_S);
 
 /* ---- parsing and the wire formats ---------------------------------------------------- */
 
@@ -170,89 +144,59 @@ gboolean cli_net_parse_host_port(const char *text, gboolean port_only, char **ad
 	return TRUE;
 }
 
+/* bench-net.h's codec entry points (tests use them): CliNetConfig adapted to gb-netbench.h. */
 void cli_net_header_build(guint8 *hdr, guint dir, guint index, guint streams, guint seconds,
                           guint omit)
 {
-	memcpy(hdr, NET_MAGIC, 6);
-	hdr[6] = (guint8)dir;
-	hdr[7] = (guint8)index;
-	net_put_be(hdr + 8, streams, 2);
-	net_put_be(hdr + 10, seconds, 4);
-	net_put_be(hdr + 14, omit, 2);
+	GbNetbenchHeader h = {
+		.direction = (GbNetbenchDirection)dir,
+		.index = index,
+		.streams = streams,
+		.seconds = seconds,
+		.omit = omit,
+	};
+
+	gb_netbench_header_build(&h, hdr);
 }
 
 gboolean cli_net_header_check(const guint8 *hdr, const CliNetConfig *config, guint *dir,
                               guint *index, GError **error)
 {
-	guint64 streams = net_get_be(hdr + 8, 2);
-	guint64 seconds = net_get_be(hdr + 10, 4);
-	guint64 omit = net_get_be(hdr + 14, 2);
+	GbNetbenchParams want = {
+		.h2g = config->h2g,
+		.g2h = config->g2h,
+		.streams = config->streams,
+		.seconds = config->seconds,
+		.omit = config->omit,
+	};
+	GbNetbenchHeader h = { 0 };
 
-	if (memcmp(hdr, NET_MAGIC, 6) != 0) {
-		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
-		                    "not a guestbench net stream (bad magic)");
+	if (!gb_netbench_header_parse(hdr, CLI_NET_HEADER_LEN, &h, error) ||
+	    !gb_netbench_header_match(&h, &want, "agent", "host", error))
 		return FALSE;
-	}
-	if (hdr[6] != CLI_NET_DIR_H2G && hdr[6] != CLI_NET_DIR_G2H) {
-		g_set_error(error, GB_ERROR, GB_ERROR_PARSE, "unknown direction %u", hdr[6]);
-		return FALSE;
-	}
-	if ((hdr[6] == CLI_NET_DIR_H2G && !config->h2g) ||
-	    (hdr[6] == CLI_NET_DIR_G2H && !config->g2h)) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "direction %s was not asked for", net_dir_name(hdr[6]));
-		return FALSE;
-	}
-	if (streams != config->streams || seconds != config->seconds || omit != config->omit) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "parameters differ: agent has streams %" G_GUINT64_FORMAT
-		            ", seconds %" G_GUINT64_FORMAT ", omit %" G_GUINT64_FORMAT
-		            "; host has %u, %u, %u",
-		            streams, seconds, omit, config->streams, config->seconds, config->omit);
-		return FALSE;
-	}
-	if (hdr[7] >= config->streams) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "stream index %u is not below streams %u", hdr[7], config->streams);
-		return FALSE;
-	}
-	*dir = hdr[6];
-	*index = hdr[7];
+	*dir = h.direction;
+	*index = h.index;
 	return TRUE;
 }
 
 void cli_net_report_build(guint8 *report, guint64 bytes, guint64 ns)
 {
-	memcpy(report, NET_REPORT_MAGIC, 6);
-	report[6] = 0;
-	report[7] = 0;
-	net_put_be(report + 8, bytes, 8);
-	net_put_be(report + 16, ns, 8);
+	GbNetbenchReport r = { .bytes = bytes, .ns = ns };
+
+	gb_netbench_report_build(&r, report);
 }
 
 gboolean cli_net_report_parse(const guint8 *report, const CliNetConfig *config, guint64 bytes_sent,
                               guint64 *bytes, guint64 *ns, GError **error)
 {
-	guint64 b = net_get_be(report + 8, 8);
-	guint64 t = net_get_be(report + 16, 8);
-	guint64 max_ns = ((guint64)config->omit + config->seconds + CLI_NET_GRACE_S) * NET_NS;
+	GbNetbenchReport r = { 0 };
 
-	if (memcmp(report, NET_REPORT_MAGIC, 6) != 0) {
-		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
-		                    "the agent's report has a bad magic");
+	if (!gb_netbench_report_parse(report, CLI_NET_REPORT_LEN, "agent", &r, error) ||
+	    !gb_netbench_report_check(&r, "agent", bytes_sent, config->omit, config->seconds,
+	                              error))
 		return FALSE;
-	}
-	/* the receiver cannot have counted more than was sent, nor taken forever */
-	if (b > bytes_sent || t == 0 || t > max_ns) {
-		g_set_error(error, GB_ERROR, GB_ERROR_PARSE,
-		            "the agent's report is implausible (%" G_GUINT64_FORMAT
-		            " bytes in %" G_GUINT64_FORMAT " ns; %" G_GUINT64_FORMAT
-		            " bytes were sent)",
-		            b, t, bytes_sent);
-		return FALSE;
-	}
-	*bytes = b;
-	*ns = t;
+	*bytes = r.bytes;
+	*ns = r.ns;
 	return TRUE;
 }
 
@@ -377,12 +321,13 @@ static gboolean net_poll(struct pollfd *fds, guint n, int timeout_ms, GError **e
 /* Connect role: a failure before the go byte is normal while the agent is not listening yet. */
 static void net_retry(CliNetEnd *end, NetStream *s, const char *what, int err)
 {
-	net_set_problem(end, "stream %u of %s: %s: %s", s->index, net_dir_name(s->dir), what,
+	net_set_problem(end, "stream %u of %s: %s: %s", s->index,
+	                gb_netbench_direction_to_string(s->dir), what,
 	                err != 0 ? g_strerror(err) : "connection closed");
 	net_stream_close(s);
 	s->state = NET_ST_IDLE;
 	s->hdr_len = 0;
-	s->retry_at = net_now_ns() + NET_RETRY_MS * G_GINT64_CONSTANT(1000000);
+	s->retry_at = gb_netbench_now_ns() + NET_RETRY_MS * G_GINT64_CONSTANT(1000000);
 }
 
 static void net_connect_step(CliNetEnd *end, NetStream *s, short revents)
@@ -425,7 +370,7 @@ static void net_connect_step(CliNetEnd *end, NetStream *s, short revents)
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
-		if (n == 1 && go == NET_GO) {
+		if (n == 1 && go == GB_NETBENCH_GO) {
 			s->state = NET_ST_READY;
 			return;
 		}
@@ -458,7 +403,8 @@ static GError *net_setup_timeout(CliNetEnd *end, const char *what)
 static gboolean net_setup_connect(CliNetEnd *end, GError **error)
 {
 	g_autofree struct pollfd *fds = g_new0(struct pollfd, end->n_streams);
-	gint64 deadline = net_now_ns() + (gint64)end->cfg.setup_timeout * NET_NS;
+	gint64 deadline =
+	    gb_netbench_now_ns() + (gint64)end->cfg.setup_timeout * GB_NETBENCH_NS_PER_S;
 
 	if (!net_end_sockaddr(end, error))
 		return FALSE;
@@ -467,7 +413,7 @@ static gboolean net_setup_connect(CliNetEnd *end, GError **error)
 		end->streams[i].retry_at = 0;
 	}
 	while (net_count_ready(end) < end->n_streams) {
-		gint64 now = net_now_ns();
+		gint64 now = gb_netbench_now_ns();
 
 		if (!net_check_cancel(end, error))
 			return FALSE;
@@ -546,7 +492,7 @@ static void net_pending_complete(CliNetEnd *end, NetPending *p)
 	s = &end->streams[net_slot(end, dir, index)];
 	if (s->state != NET_ST_IDLE) {
 		net_set_problem(end, "dropped a second connection for stream %u of %s", index,
-		                net_dir_name(dir));
+		                gb_netbench_direction_to_string(dir));
 		return;
 	}
 	s->fd = p->fd;
@@ -558,7 +504,8 @@ static gboolean net_setup_listen(CliNetEnd *end, GError **error)
 {
 	g_autoptr(GPtrArray) pending = g_ptr_array_new_with_free_func(net_pending_free);
 	g_autofree struct pollfd *fds = g_new0(struct pollfd, NET_MAX_PENDING + 1);
-	gint64 deadline = net_now_ns() + (gint64)end->cfg.setup_timeout * NET_NS;
+	gint64 deadline =
+	    gb_netbench_now_ns() + (gint64)end->cfg.setup_timeout * GB_NETBENCH_NS_PER_S;
 
 	if (!cli_net_end_listen(end, error))
 		return FALSE;
@@ -567,7 +514,7 @@ static gboolean net_setup_listen(CliNetEnd *end, GError **error)
 	while (net_count_ready(end) < end->n_streams) {
 		if (!net_check_cancel(end, error))
 			return FALSE;
-		if (net_now_ns() > deadline) {
+		if (gb_netbench_now_ns() > deadline) {
 			g_autofree char *what =
 			    g_strdup_printf("the agent did not connect to %s port %u",
 			                    end->cfg.address, end->bound_port);
@@ -624,12 +571,12 @@ static gboolean net_setup_listen(CliNetEnd *end, GError **error)
 	/* every stream is there: the go byte on each is the start */
 	for (guint i = 0; i < end->n_streams; i++) {
 		NetStream *s = &end->streams[i];
-		guint8 go = NET_GO;
+		guint8 go = GB_NETBENCH_GO;
 
 		if (send(s->fd, &go, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1) {
 			g_set_error(error, GB_ERROR, GB_ERROR_IO,
 			            "cannot start stream %u of %s: %s", s->index,
-			            net_dir_name(s->dir), g_strerror(errno));
+			            gb_netbench_direction_to_string(s->dir), g_strerror(errno));
 			return FALSE;
 		}
 	}
@@ -639,7 +586,8 @@ static gboolean net_setup_listen(CliNetEnd *end, GError **error)
 static gboolean net_stream_fail(NetStream *s, const char *what, int err, GError **error)
 {
 	g_set_error(error, GB_ERROR, GB_ERROR_IO, "stream %u of %s: %s: %s", s->index,
-	            net_dir_name(s->dir), what, err != 0 ? g_strerror(err) : "connection closed");
+	            gb_netbench_direction_to_string(s->dir), what,
+	            err != 0 ? g_strerror(err) : "connection closed");
 	return FALSE;
 }
 
@@ -655,13 +603,13 @@ static gboolean net_step_receiver(NetStream *s, guint8 *buf, gint64 omit_end, GE
 				return TRUE;
 			if (n < 0)
 				return net_stream_fail(s, "receiving failed", errno, error);
-			now = net_now_ns();
+			now = gb_netbench_now_ns();
 			if (n == 0) {
 				if (now <= omit_end) {
 					g_set_error(
 					    error, GB_ERROR, GB_ERROR_IO,
 					    "stream %u of %s ended during the omitted warm-up",
-					    s->index, net_dir_name(s->dir));
+					    s->index, gb_netbench_direction_to_string(s->dir));
 					return FALSE;
 				}
 				s->report_bytes = s->counted;
@@ -701,7 +649,7 @@ static gboolean net_step_sender(CliNetEnd *end, NetStream *s, const guint8 *buf,
 		for (guint k = 0; k < NET_BURST; k++) {
 			ssize_t n;
 
-			if (net_now_ns() >= send_end) {
+			if (gb_netbench_now_ns() >= send_end) {
 				if (shutdown(s->fd, SHUT_WR) < 0)
 					return net_stream_fail(s, "shutdown failed", errno, error);
 				s->state = NET_ST_REPORT;
@@ -733,7 +681,8 @@ static gboolean net_step_sender(CliNetEnd *end, NetStream *s, const guint8 *buf,
 			return TRUE;
 		if (!cli_net_report_parse(s->report, &end->cfg, s->bytes, &s->report_bytes,
 		                          &s->report_ns, error)) {
-			g_prefix_error(error, "stream %u of %s: ", s->index, net_dir_name(s->dir));
+			g_prefix_error(error, "stream %u of %s: ", s->index,
+			               gb_netbench_direction_to_string(s->dir));
 			return FALSE;
 		}
 		net_stream_close(s);
@@ -747,10 +696,10 @@ static gboolean net_transfer(CliNetEnd *end, GError **error)
 	g_autofree guint8 *buf = g_malloc(NET_CHUNK);
 	g_autofree struct pollfd *fds = g_new0(struct pollfd, end->n_streams);
 	g_autoptr(GRand) rand = g_rand_new_with_seed(0x67626e68u);
-	gint64 t0 = net_now_ns();
-	gint64 omit_end = t0 + (gint64)end->cfg.omit * NET_NS;
-	gint64 send_end = omit_end + (gint64)end->cfg.seconds * NET_NS;
-	gint64 deadline = send_end + CLI_NET_GRACE_S * NET_NS;
+	gint64 t0 = gb_netbench_now_ns();
+	gint64 omit_end = t0 + (gint64)end->cfg.omit * GB_NETBENCH_NS_PER_S;
+	gint64 send_end = omit_end + (gint64)end->cfg.seconds * GB_NETBENCH_NS_PER_S;
+	gint64 deadline = send_end + GB_NETBENCH_GRACE_S * GB_NETBENCH_NS_PER_S;
 
 	/* random payload: a compressing or deduplicating path must not flatter the result */
 	for (gsize i = 0; i + 4 <= NET_CHUNK; i += 4) {
@@ -766,7 +715,7 @@ static gboolean net_transfer(CliNetEnd *end, GError **error)
 		s->report_len = 0;
 	}
 	for (;;) {
-		gint64 now = net_now_ns();
+		gint64 now = gb_netbench_now_ns();
 		guint active = 0;
 
 		if (!net_check_cancel(end, error))
@@ -776,7 +725,7 @@ static gboolean net_transfer(CliNetEnd *end, GError **error)
 			    error, GB_ERROR, GB_ERROR_TIMEOUT,
 			    "the agent did not finish the transfer within %d s of the agreed "
 			    "end",
-			    CLI_NET_GRACE_S);
+			    GB_NETBENCH_GRACE_S);
 			return FALSE;
 		}
 		for (guint i = 0; i < end->n_streams; i++) {
@@ -795,7 +744,7 @@ static gboolean net_transfer(CliNetEnd *end, GError **error)
 			break;
 		if (!net_poll(fds, end->n_streams, NET_POLL_MS, error))
 			return FALSE;
-		now = net_now_ns();
+		now = gb_netbench_now_ns();
 		for (guint i = 0; i < end->n_streams; i++) {
 			NetStream *s = &end->streams[i];
 			gboolean ok;
@@ -922,7 +871,7 @@ static void net_json_direction(JsonBuilder *b, const NetRound *round, guint dir)
 	guint d = dir - 1;
 	double secs = (double)MAX(round->ns[d], 1) / 1e9;
 
-	json_builder_set_member_name(b, net_dir_name(dir));
+	json_builder_set_member_name(b, gb_netbench_direction_to_string(dir));
 	json_builder_begin_object(b);
 	json_builder_set_member_name(b, "receiver");
 	json_builder_add_string_value(b, dir == CLI_NET_DIR_H2G ? "guest" : "host");

@@ -5,3 +5,4 @@
 #include "gb-framer.h"
 #include "gb-json.h"
 #include "gb-message.h"
+#include "gb-netbench.h"

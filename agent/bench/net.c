@@ -15,20 +15,13 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
 #include "guestbench-protocol.h"
 
-#define NET_MAGIC "GBNET1"
-#define NET_REPORT_MAGIC "GBRES1"
-#define NET_HEADER_LEN 16
-#define NET_REPORT_LEN 24
-#define NET_GO 'G'
 #define NET_CHUNK (128 * 1024)
 #define NET_POLL_MS 20 /* cancel and deadlines are checked at least this often */
-#define NET_GRACE_S 10 /* how long past the agreed end the peer may take to finish */
 #define NET_MAX_STREAMS 64
 #define NET_MAX_PENDING 16 /* accepted connections whose header has not arrived yet */
 #define NET_BURST 16       /* reads/writes per stream per wake-up, for fairness */
@@ -38,17 +31,6 @@
 #define NET_MAX_ACCEPT 600
 #define NET_DEFAULT_ACCEPT 30
 #define NET_MAX_RUNS 100
-#define NET_NS G_GINT64_CONSTANT(1000000000)
-
-typedef enum {
-	NET_DIR_H2G = 1, /* host-to-guest: the agent receives */
-	NET_DIR_G2H = 2, /* guest-to-host: the agent sends */
-} NetDir;
-
-static const char *net_dir_name(NetDir dir)
-{
-	return dir == NET_DIR_H2G ? "host-to-guest" : "guest-to-host";
-}
 
 /* ---- parameters -------------------------------------------------------- */
 
@@ -174,9 +156,11 @@ static JsonObject *net_validate(const AgentConfig *config, JsonObject *params, G
 	json_object_set_string_member(out, "mode", p.listen ? "listen" : "connect");
 	json_object_set_string_member(out, "address", p.address);
 	json_object_set_int_member(out, "port", p.port);
-	json_object_set_string_member(
-	    out, "direction",
-	    p.h2g && p.g2h ? "both" : net_dir_name(p.h2g ? NET_DIR_H2G : NET_DIR_G2H));
+	json_object_set_string_member(out, "direction",
+	                              p.h2g && p.g2h
+	                                  ? "both"
+	                                  : gb_netbench_direction_to_string(
+	                                        p.h2g ? GB_NETBENCH_DIR_H2G : GB_NETBENCH_DIR_G2H));
 	json_object_set_int_member(out, "streams", p.streams);
 	json_object_set_int_member(out, "seconds", p.seconds);
 	json_object_set_int_member(out, "omit", p.omit);
@@ -349,20 +333,19 @@ typedef enum {
 
 typedef struct {
 	int fd;
-	NetDir dir;
+	GbNetbenchDirection dir;
 	guint index;
 	NetState state;
 	gboolean connecting; /* connect mode: non-blocking connect() in flight */
-	guint8 hdr[NET_HEADER_LEN];
+	guint8 hdr[GB_NETBENCH_HEADER_LEN];
 	gsize hdr_len; /* bytes of hdr read (acceptor) or written (connector) */
 	gsize chunk_off;
 	guint64 bytes;         /* all payload bytes moved */
 	guint64 bytes_counted; /* receiver: bytes after the omitted warm-up */
 	gint64 end_ns;         /* receiver: EOF time */
-	guint8 report[NET_REPORT_LEN];
+	guint8 report[GB_NETBENCH_REPORT_LEN];
 	gsize report_len;
-	guint64 report_bytes; /* the receiver's figure (local or from the peer's report) */
-	guint64 report_ns;
+	GbNetbenchReport result; /* the receiver's figures (local or from the peer's report) */
 } NetStream;
 
 typedef struct {
@@ -379,77 +362,20 @@ typedef struct {
 	double last_fraction;
 } NetRun;
 
-static gint64 net_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (gint64)ts.tv_sec * NET_NS + ts.tv_nsec;
-}
-
-static void net_put_be(guint8 *p, guint64 v, guint bytes)
-{
-	for (guint i = 0; i < bytes; i++)
-		p[i] = (guint8)(v >> (8 * (bytes - 1 - i)));
-}
-
-static guint64 net_get_be(const guint8 *p, guint bytes)
-{
-	guint64 v = 0;
-
-	for (guint i = 0; i < bytes; i++)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static void net_header_build(const NetParams *p, NetDir dir, guint index, guint8 *hdr)
-{
-	memcpy(hdr, NET_MAGIC, 6);
-	hdr[6] = (guint8)dir;
-	hdr[7] = (guint8)index;
-	net_put_be(hdr + 8, p->streams, 2);
-	net_put_be(hdr + 10, p->seconds, 4);
-	net_put_be(hdr + 14, p->omit, 2);
-}
-
 /* Checks a header from the host against this job's parameters. */
-static gboolean net_header_check(const NetParams *p, const guint8 *hdr, NetDir *dir, guint *index,
+static gboolean net_header_check(const NetParams *p, const guint8 *buf, GbNetbenchHeader *hdr,
                                  GError **error)
 {
-	guint64 streams = net_get_be(hdr + 8, 2);
-	guint64 seconds = net_get_be(hdr + 10, 4);
-	guint64 omit = net_get_be(hdr + 14, 2);
+	GbNetbenchParams want = {
+		.h2g = p->h2g,
+		.g2h = p->g2h,
+		.streams = p->streams,
+		.seconds = p->seconds,
+		.omit = p->omit,
+	};
 
-	if (memcmp(hdr, NET_MAGIC, 6) != 0) {
-		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
-		                    "not a guestbench net stream (bad magic)");
-		return FALSE;
-	}
-	if (hdr[6] != NET_DIR_H2G && hdr[6] != NET_DIR_G2H) {
-		g_set_error(error, GB_ERROR, GB_ERROR_PARSE, "unknown direction %u", hdr[6]);
-		return FALSE;
-	}
-	*dir = (NetDir)hdr[6];
-	if ((*dir == NET_DIR_H2G && !p->h2g) || (*dir == NET_DIR_G2H && !p->g2h)) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "direction %s was not asked for", net_dir_name(*dir));
-		return FALSE;
-	}
-	if (streams != p->streams || seconds != p->seconds || omit != p->omit) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "parameters differ: host has streams %" G_GUINT64_FORMAT
-		            ", seconds %" G_GUINT64_FORMAT ", omit %" G_GUINT64_FORMAT
-		            "; agent has %u, %u, %u",
-		            streams, seconds, omit, p->streams, p->seconds, p->omit);
-		return FALSE;
-	}
-	if (hdr[7] >= p->streams) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "stream index %u is not below streams %u", hdr[7], p->streams);
-		return FALSE;
-	}
-	*index = hdr[7];
-	return TRUE;
+	return gb_netbench_header_parse(buf, GB_NETBENCH_HEADER_LEN, hdr, error) &&
+	       gb_netbench_header_match(hdr, &want, "host", "agent", error);
 }
 
 static void net_stream_close(NetStream *s)
@@ -483,16 +409,16 @@ static NetRun *net_run_new(AgentBenchContext *ctx, const NetParams *p)
 	for (guint d = 0; d < 2; d++)
 		r->intervals[d] = g_array_new(FALSE, TRUE, sizeof(guint64));
 	/* slots up to the end of the grace period; a peer overrunning it lands in the last */
-	r->max_intervals = p->omit + p->seconds + NET_GRACE_S + 1;
+	r->max_intervals = p->omit + p->seconds + GB_NETBENCH_GRACE_S + 1;
 	r->listen_fd = -1;
 	r->n_streams = p->streams * ((p->h2g ? 1 : 0) + (p->g2h ? 1 : 0));
 	r->streams = g_new0(NetStream, r->n_streams);
-	for (guint d = NET_DIR_H2G; d <= NET_DIR_G2H; d++) {
-		if ((d == NET_DIR_H2G && !p->h2g) || (d == NET_DIR_G2H && !p->g2h))
+	for (guint d = GB_NETBENCH_DIR_H2G; d <= GB_NETBENCH_DIR_G2H; d++) {
+		if ((d == GB_NETBENCH_DIR_H2G && !p->h2g) || (d == GB_NETBENCH_DIR_G2H && !p->g2h))
 			continue;
 		for (guint k = 0; k < p->streams; k++, i++) {
 			r->streams[i].fd = -1;
-			r->streams[i].dir = (NetDir)d;
+			r->streams[i].dir = (GbNetbenchDirection)d;
 			r->streams[i].index = k;
 		}
 	}
@@ -561,24 +487,24 @@ static void net_reject(NetRun *r, int fd, const char *why)
 }
 
 /* Files a pending connection whose header is complete into its stream slot. */
-static void net_pending_complete(NetRun *r, int fd, const guint8 *hdr)
+static void net_pending_complete(NetRun *r, int fd, const guint8 *buf)
 {
 	g_autoptr(GError) error_local = NULL;
-	NetDir dir;
-	guint index;
+	GbNetbenchHeader hdr = { 0 };
 
-	if (!net_header_check(&r->p, hdr, &dir, &index, &error_local)) {
+	if (!net_header_check(&r->p, buf, &hdr, &error_local)) {
 		net_reject(r, fd, error_local->message);
 		return;
 	}
 	for (guint i = 0; i < r->n_streams; i++) {
 		NetStream *s = &r->streams[i];
 
-		if (s->dir != dir || s->index != index)
+		if (s->dir != hdr.direction || s->index != hdr.index)
 			continue;
 		if (s->fd >= 0) {
-			g_autofree char *why = g_strdup_printf("stream %u of %s connected twice",
-			                                       index, net_dir_name(dir));
+			g_autofree char *why =
+			    g_strdup_printf("stream %u of %s connected twice", hdr.index,
+			                    gb_netbench_direction_to_string(hdr.direction));
 			net_reject(r, fd, why);
 			return;
 		}
@@ -621,10 +547,10 @@ static guint net_count_ready(NetRun *r)
 static gboolean net_handshake_listen(NetRun *r, GError **error)
 {
 	int pending[NET_MAX_PENDING];
-	guint8 hdrs[NET_MAX_PENDING][NET_HEADER_LEN];
+	guint8 hdrs[NET_MAX_PENDING][GB_NETBENCH_HEADER_LEN];
 	gsize hdr_len[NET_MAX_PENDING];
 	guint n_pending = 0;
-	gint64 deadline = net_now_ns() + (gint64)r->p.accept_timeout * NET_NS;
+	gint64 deadline = gb_netbench_now_ns() + (gint64)r->p.accept_timeout * GB_NETBENCH_NS_PER_S;
 	g_autofree char *phase = NULL;
 	gboolean ok = FALSE;
 
@@ -637,7 +563,7 @@ static gboolean net_handshake_listen(NetRun *r, GError **error)
 
 		if (!agent_bench_check_cancel(r->ctx, error))
 			break;
-		if (net_now_ns() > deadline) {
+		if (gb_netbench_now_ns() > deadline) {
 			g_set_error(
 			    error, GB_ERROR, GB_ERROR_TIMEOUT,
 			    "No complete connection set from the host within accept_timeout "
@@ -664,8 +590,8 @@ static gboolean net_handshake_listen(NetRun *r, GError **error)
 
 			if (fds[1 + k].revents == 0)
 				continue;
-			n = recv(pending[k], hdrs[k] + hdr_len[k], NET_HEADER_LEN - hdr_len[k],
-			         MSG_DONTWAIT);
+			n = recv(pending[k], hdrs[k] + hdr_len[k],
+			         GB_NETBENCH_HEADER_LEN - hdr_len[k], MSG_DONTWAIT);
 			if (n < 0 && (errno == EAGAIN || errno == EINTR))
 				continue;
 			if (n <= 0) {
@@ -674,14 +600,14 @@ static gboolean net_handshake_listen(NetRun *r, GError **error)
 				                  : g_strerror(errno));
 			} else {
 				hdr_len[k] += (gsize)n;
-				if (hdr_len[k] < NET_HEADER_LEN)
+				if (hdr_len[k] < GB_NETBENCH_HEADER_LEN)
 					continue;
 				net_pending_complete(r, pending[k], hdrs[k]);
 			}
 			n_pending--;
 			pending[k] = pending[n_pending];
 			hdr_len[k] = hdr_len[n_pending];
-			memcpy(hdrs[k], hdrs[n_pending], NET_HEADER_LEN);
+			memcpy(hdrs[k], hdrs[n_pending], GB_NETBENCH_HEADER_LEN);
 		}
 		if (fds[0].revents != 0) {
 			int fd = accept4(r->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -704,12 +630,13 @@ static gboolean net_handshake_listen(NetRun *r, GError **error)
 	if (!ok)
 		return FALSE;
 	for (guint i = 0; i < r->n_streams; i++) {
-		guint8 go = NET_GO;
+		guint8 go = GB_NETBENCH_GO;
 
 		if (send(r->streams[i].fd, &go, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1) {
 			g_set_error(error, GB_ERROR, GB_ERROR_IO,
 			            "Cannot start stream %u of %s: %s", r->streams[i].index,
-			            net_dir_name(r->streams[i].dir), g_strerror(errno));
+			            gb_netbench_direction_to_string(r->streams[i].dir),
+			            g_strerror(errno));
 			return FALSE;
 		}
 	}
@@ -723,6 +650,7 @@ static gboolean net_connect_step(NetRun *r, NetStream *s, short revents, GError 
 	if (s->connecting) {
 		int err = 0;
 		socklen_t len = sizeof(err);
+		GbNetbenchHeader hdr = { 0 };
 
 		if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
 			err = errno;
@@ -735,10 +663,15 @@ static gboolean net_connect_step(NetRun *r, NetStream *s, short revents, GError 
 			return FALSE;
 		}
 		s->connecting = FALSE;
-		net_header_build(&r->p, s->dir, s->index, s->hdr);
+		hdr.direction = s->dir;
+		hdr.index = s->index;
+		hdr.streams = r->p.streams;
+		hdr.seconds = r->p.seconds;
+		hdr.omit = r->p.omit;
+		gb_netbench_header_build(&hdr, s->hdr);
 	}
-	if (s->hdr_len < NET_HEADER_LEN) {
-		ssize_t n = send(s->fd, s->hdr + s->hdr_len, NET_HEADER_LEN - s->hdr_len,
+	if (s->hdr_len < GB_NETBENCH_HEADER_LEN) {
+		ssize_t n = send(s->fd, s->hdr + s->hdr_len, GB_NETBENCH_HEADER_LEN - s->hdr_len,
 		                 MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -758,14 +691,15 @@ static gboolean net_connect_step(NetRun *r, NetStream *s, short revents, GError 
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return TRUE;
-		if (n == 1 && go == NET_GO) {
+		if (n == 1 && go == GB_NETBENCH_GO) {
 			s->state = NET_ST_READY;
 			return TRUE;
 		}
 		g_set_error(error, GB_ERROR, GB_ERROR_IO,
 		            "The host at %s port %u did not start stream %u of %s (%s); did it "
 		            "reject the header?",
-		            r->p.address, r->p.port, s->index, net_dir_name(s->dir),
+		            r->p.address, r->p.port, s->index,
+		            gb_netbench_direction_to_string(s->dir),
 		            n == 0  ? "connection closed"
 		            : n < 0 ? g_strerror(errno)
 		                    : "unexpected byte");
@@ -779,7 +713,7 @@ static gboolean net_handshake_connect(NetRun *r, GError **error)
 	g_autofree struct pollfd *fds = g_new0(struct pollfd, r->n_streams);
 	struct sockaddr_storage ss;
 	socklen_t len = 0;
-	gint64 deadline = net_now_ns() + (gint64)r->p.accept_timeout * NET_NS;
+	gint64 deadline = gb_netbench_now_ns() + (gint64)r->p.accept_timeout * GB_NETBENCH_NS_PER_S;
 	g_autofree char *phase = NULL;
 
 	if (!net_sockaddr(&r->p, &ss, &len, error))
@@ -803,7 +737,7 @@ static gboolean net_handshake_connect(NetRun *r, GError **error)
 	while (net_count_ready(r) < r->n_streams) {
 		if (!agent_bench_check_cancel(r->ctx, error))
 			return FALSE;
-		if (net_now_ns() > deadline) {
+		if (gb_netbench_now_ns() > deadline) {
 			g_set_error(
 			    error, GB_ERROR, GB_ERROR_TIMEOUT,
 			    "The host at %s port %u did not accept and start all %u streams "
@@ -817,7 +751,7 @@ static gboolean net_handshake_connect(NetRun *r, GError **error)
 
 			fds[i].fd = s->state == NET_ST_READY ? -1 : s->fd;
 			fds[i].events =
-			    s->connecting || s->hdr_len < NET_HEADER_LEN ? POLLOUT : POLLIN;
+			    s->connecting || s->hdr_len < GB_NETBENCH_HEADER_LEN ? POLLOUT : POLLIN;
 			fds[i].revents = 0;
 		}
 		if (!net_poll(fds, r->n_streams, error))
@@ -834,10 +768,10 @@ static gboolean net_handshake_connect(NetRun *r, GError **error)
 
 /* ---- transfer ---------------------------------------------------------- */
 
-static void net_interval_add(NetRun *r, NetDir dir, gint64 now, guint64 bytes)
+static void net_interval_add(NetRun *r, GbNetbenchDirection dir, gint64 now, guint64 bytes)
 {
 	GArray *iv = r->intervals[dir - 1];
-	guint sec = (guint)MIN((guint64)MAX(now - r->t0, 0) / (guint64)NET_NS,
+	guint sec = (guint)MIN((guint64)MAX(now - r->t0, 0) / (guint64)GB_NETBENCH_NS_PER_S,
 	                       (guint64)r->max_intervals - 1);
 
 	if (iv->len <= sec)
@@ -848,7 +782,8 @@ static void net_interval_add(NetRun *r, NetDir dir, gint64 now, guint64 bytes)
 static gboolean net_stream_fail(NetStream *s, const char *what, int err, GError **error)
 {
 	g_set_error(error, GB_ERROR, GB_ERROR_IO, "Stream %u of %s: %s: %s", s->index,
-	            net_dir_name(s->dir), what, err != 0 ? g_strerror(err) : "connection closed");
+	            gb_netbench_direction_to_string(s->dir), what,
+	            err != 0 ? g_strerror(err) : "connection closed");
 	return FALSE;
 }
 
@@ -865,23 +800,20 @@ static gboolean net_step_receiver(NetRun *r, NetStream *s, guint8 *buf, gint64 o
 				return TRUE;
 			if (n < 0)
 				return net_stream_fail(s, "receiving failed", errno, error);
-			now = net_now_ns();
+			now = gb_netbench_now_ns();
 			if (n == 0) {
 				if (now <= omit_end) {
 					g_set_error(error, GB_ERROR, GB_ERROR_IO,
 					            "Stream %u of %s ended during the omitted "
 					            "warm-up",
-					            s->index, net_dir_name(s->dir));
+					            s->index,
+					            gb_netbench_direction_to_string(s->dir));
 					return FALSE;
 				}
 				s->end_ns = now;
-				s->report_bytes = s->bytes_counted;
-				s->report_ns = (guint64)(now - omit_end);
-				memcpy(s->report, NET_REPORT_MAGIC, 6);
-				s->report[6] = 0;
-				s->report[7] = 0;
-				net_put_be(s->report + 8, s->report_bytes, 8);
-				net_put_be(s->report + 16, s->report_ns, 8);
+				s->result.bytes = s->bytes_counted;
+				s->result.ns = (guint64)(now - omit_end);
+				gb_netbench_report_build(&s->result, s->report);
 				s->report_len = 0;
 				s->state = NET_ST_REPORT;
 				break;
@@ -893,15 +825,16 @@ static gboolean net_step_receiver(NetRun *r, NetStream *s, guint8 *buf, gint64 o
 		}
 	}
 	if (s->state == NET_ST_REPORT) {
-		ssize_t n = send(s->fd, s->report + s->report_len, NET_REPORT_LEN - s->report_len,
-		                 MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n =
+		    send(s->fd, s->report + s->report_len, GB_NETBENCH_REPORT_LEN - s->report_len,
+		         MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return TRUE;
 		if (n < 0)
 			return net_stream_fail(s, "sending the report failed", errno, error);
 		s->report_len += (gsize)n;
-		if (s->report_len == NET_REPORT_LEN) {
+		if (s->report_len == GB_NETBENCH_REPORT_LEN) {
 			net_stream_close(s);
 			s->state = NET_ST_DONE;
 		}
@@ -915,7 +848,7 @@ static gboolean net_step_sender(NetRun *r, NetStream *s, const guint8 *buf, gint
 {
 	if (s->state == NET_ST_RUN) {
 		for (guint k = 0; k < NET_BURST; k++) {
-			gint64 now = net_now_ns();
+			gint64 now = gb_netbench_now_ns();
 			ssize_t n;
 
 			if (now >= send_end) {
@@ -938,8 +871,8 @@ static gboolean net_step_sender(NetRun *r, NetStream *s, const guint8 *buf, gint
 		return TRUE;
 	}
 	if (s->state == NET_ST_REPORT) {
-		ssize_t n = recv(s->fd, s->report + s->report_len, NET_REPORT_LEN - s->report_len,
-		                 MSG_DONTWAIT);
+		ssize_t n = recv(s->fd, s->report + s->report_len,
+		                 GB_NETBENCH_REPORT_LEN - s->report_len, MSG_DONTWAIT);
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return TRUE;
@@ -947,26 +880,14 @@ static gboolean net_step_sender(NetRun *r, NetStream *s, const guint8 *buf, gint
 			return net_stream_fail(s, "reading the host's report failed",
 			                       n < 0 ? errno : 0, error);
 		s->report_len += (gsize)n;
-		if (s->report_len < NET_REPORT_LEN)
+		if (s->report_len < GB_NETBENCH_REPORT_LEN)
 			return TRUE;
-		if (memcmp(s->report, NET_REPORT_MAGIC, 6) != 0) {
-			g_set_error(error, GB_ERROR, GB_ERROR_PARSE,
-			            "Stream %u of %s: the host's report has a bad magic", s->index,
-			            net_dir_name(s->dir));
-			return FALSE;
-		}
-		s->report_bytes = net_get_be(s->report + 8, 8);
-		s->report_ns = net_get_be(s->report + 16, 8);
-		/* the receiver cannot have counted more than was sent, nor taken forever */
-		if (s->report_bytes > s->bytes || s->report_ns == 0 ||
-		    s->report_ns > (guint64)(r->p.omit + r->p.seconds + NET_GRACE_S) * NET_NS) {
-			g_set_error(
-			    error, GB_ERROR, GB_ERROR_PARSE,
-			    "Stream %u of %s: the host's report is implausible (%" G_GUINT64_FORMAT
-			    " bytes in %" G_GUINT64_FORMAT " ns; %" G_GUINT64_FORMAT
-			    " bytes were sent)",
-			    s->index, net_dir_name(s->dir), s->report_bytes, s->report_ns,
-			    s->bytes);
+		if (!gb_netbench_report_parse(s->report, s->report_len, "host", &s->result,
+		                              error) ||
+		    !gb_netbench_report_check(&s->result, "host", s->bytes, r->p.omit, r->p.seconds,
+		                              error)) {
+			g_prefix_error(error, "Stream %u of %s: ", s->index,
+			               gb_netbench_direction_to_string(s->dir));
 			return FALSE;
 		}
 		net_stream_close(s);
@@ -990,14 +911,14 @@ static gboolean net_transfer(NetRun *r, NetSample *before, NetSample *after, GEr
 		guint32 v = g_rand_int(rand);
 		memcpy(buf + i, &v, 4);
 	}
-	r->t0 = net_now_ns();
-	omit_end = r->t0 + (gint64)r->p.omit * NET_NS;
-	send_end = omit_end + (gint64)r->p.seconds * NET_NS;
-	deadline = send_end + NET_GRACE_S * NET_NS;
+	r->t0 = gb_netbench_now_ns();
+	omit_end = r->t0 + (gint64)r->p.omit * GB_NETBENCH_NS_PER_S;
+	send_end = omit_end + (gint64)r->p.seconds * GB_NETBENCH_NS_PER_S;
+	deadline = send_end + GB_NETBENCH_GRACE_S * GB_NETBENCH_NS_PER_S;
 	for (guint i = 0; i < r->n_streams; i++)
 		r->streams[i].state = NET_ST_RUN;
 	for (;;) {
-		gint64 now = net_now_ns();
+		gint64 now = gb_netbench_now_ns();
 		guint active = 0;
 
 		if (!sampled && now >= omit_end) {
@@ -1011,14 +932,14 @@ static gboolean net_transfer(NetRun *r, NetSample *before, NetSample *after, GEr
 			    error, GB_ERROR, GB_ERROR_TIMEOUT,
 			    "The host did not finish the transfer within %d s of the agreed "
 			    "end",
-			    NET_GRACE_S);
+			    GB_NETBENCH_GRACE_S);
 			return FALSE;
 		}
 		net_progress(r, 0.99 * (double)(now - r->t0) / (double)(send_end - r->t0),
 		             now < omit_end ? "warm-up (omitted)" : "transfer");
 		for (guint i = 0; i < r->n_streams; i++) {
 			NetStream *s = &r->streams[i];
-			gboolean sending = s->dir == NET_DIR_G2H;
+			gboolean sending = s->dir == GB_NETBENCH_DIR_G2H;
 
 			fds[i].fd = s->state == NET_ST_DONE ? -1 : s->fd;
 			fds[i].revents = 0;
@@ -1037,10 +958,10 @@ static gboolean net_transfer(NetRun *r, NetSample *before, NetSample *after, GEr
 			gboolean ok;
 
 			/* senders must notice the end even when the socket stays full */
-			if (fds[i].revents == 0 &&
-			    !(s->dir == NET_DIR_G2H && s->state == NET_ST_RUN && now >= send_end))
+			if (fds[i].revents == 0 && !(s->dir == GB_NETBENCH_DIR_G2H &&
+			                             s->state == NET_ST_RUN && now >= send_end))
 				continue;
-			if (s->dir == NET_DIR_G2H)
+			if (s->dir == GB_NETBENCH_DIR_G2H)
 				ok = net_step_sender(r, s, buf, send_end, error);
 			else
 				ok = net_step_receiver(r, s, buf, omit_end, error);
@@ -1056,7 +977,7 @@ static gboolean net_transfer(NetRun *r, NetSample *before, NetSample *after, GEr
 
 /* ---- result ------------------------------------------------------------ */
 
-static JsonObject *net_direction_result(NetRun *r, NetDir dir, JsonArray *metrics)
+static JsonObject *net_direction_result(NetRun *r, GbNetbenchDirection dir, JsonArray *metrics)
 {
 	JsonObject *o = json_object_new();
 	JsonArray *iv = json_array_new();
@@ -1070,15 +991,15 @@ static JsonObject *net_direction_result(NetRun *r, NetDir dir, JsonArray *metric
 
 		if (s->dir != dir)
 			continue;
-		bytes += s->report_bytes;
-		ns = MAX(ns, s->report_ns);
+		bytes += s->result.bytes;
+		ns = MAX(ns, s->result.ns);
 	}
 	secs = (double)MAX(ns, 1) / 1e9;
 	json_object_set_int_member(o, "bytes", (gint64)bytes);
 	json_object_set_double_member(o, "seconds", secs);
-	json_object_set_string_member(o, "receiver", dir == NET_DIR_H2G ? "guest" : "host");
+	json_object_set_string_member(o, "receiver", dir == GB_NETBENCH_DIR_H2G ? "guest" : "host");
 	json_object_set_string_member(o, "intervals_side",
-	                              dir == NET_DIR_H2G ? "receiver" : "sender");
+	                              dir == GB_NETBENCH_DIR_H2G ? "receiver" : "sender");
 	for (guint k = 0; k < r->intervals[dir - 1]->len; k++) {
 		JsonObject *e = json_object_new();
 
@@ -1089,10 +1010,10 @@ static JsonObject *net_direction_result(NetRun *r, NetDir dir, JsonArray *metric
 		json_array_add_object_element(iv, e);
 	}
 	json_object_set_array_member(o, "intervals", iv);
-	json_array_add_element(metrics,
-	                       agent_bench_sample_new("tcp-throughput", (double)bytes / secs, "B/s",
-	                                              "direction", net_dir_name(dir), "streams",
-	                                              streams, NULL));
+	json_array_add_element(
+	    metrics,
+	    agent_bench_sample_new("tcp-throughput", (double)bytes / secs, "B/s", "direction",
+	                           gb_netbench_direction_to_string(dir), "streams", streams, NULL));
 	return o;
 }
 
@@ -1120,11 +1041,11 @@ static JsonNode *net_run(AgentBenchContext *ctx, JsonObject *params, GError **er
 		if (p.h2g)
 			json_object_set_object_member(
 			    transfer, "host-to-guest",
-			    net_direction_result(r, NET_DIR_H2G, metrics));
+			    net_direction_result(r, GB_NETBENCH_DIR_H2G, metrics));
 		if (p.g2h)
 			json_object_set_object_member(
 			    transfer, "guest-to-host",
-			    net_direction_result(r, NET_DIR_G2H, metrics));
+			    net_direction_result(r, GB_NETBENCH_DIR_G2H, metrics));
 		net_add_cpu_metrics(metrics, &before, &after);
 		if (before.retrans_ok && after.retrans_ok) {
 			json_array_add_element(

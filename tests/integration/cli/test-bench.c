@@ -437,6 +437,14 @@ static void test_busy(void)
 	g_assert_null(strstr(run->err, "saved:"));
 	cancelled = agent_call(cancel);
 	agent_return(cancelled);
+	/* the next test starts its own job: wait until this one has really ended */
+	for (guint i = 0; i < 500; i++) {
+		g_autofree char *state = agent_last_job_state(NULL);
+
+		if (g_strcmp0(state, "running") != 0)
+			break;
+		g_usleep(10 * 1000);
+	}
 }
 
 static void test_sigint(void)
