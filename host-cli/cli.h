@@ -124,6 +124,15 @@ typedef struct {
 	gboolean version;
 	gboolean verbose;
 	gboolean help;
+	/* the fleet: how targets are found and selected (see CliTargetOptions in target.h) */
+	char *libvirt_dir;  /* --libvirt-dir DIR */
+	char **inventories; /* --inventory FILE (repeatable), NULL when none */
+	char **tags;        /* --tag TAG (repeatable), NULL when none */
+	char **names;       /* --name GLOB (repeatable), NULL when none */
+	double deadline;    /* --deadline SECONDS for the whole run, 0 for none */
+	char *qmp;          /* --qmp PATH: the monitor of the single target (hostview.h) */
+	char *host_sysroot; /* --host-sysroot DIR: where host files are read, NULL for / */
+	char *qga_agent;    /* --qga-agent PATH: the agent binary in qga: guests (qga.h) */
 } CliOptions;
 
 typedef enum {
@@ -183,6 +192,8 @@ struct _CliCommand {
 	GString *(*render_html)(CliApp *app);
 	/* Instead of start(): a command that does not talk to guests. Returns the exit status. */
 	int (*run)(CliApp *app, GError **error);
+	/* Optional: once every guest is done, before the output is written (bench saves its run). */
+	void (*finished)(CliApp *app);
 };
 
 struct _CliApp {

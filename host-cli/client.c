@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "output.h"
+#include "qga.h"
 
 /* A unix socket with a full backlog answers EAGAIN instead of queueing the connect. */
 #define CLI_SESSION_CONNECT_RETRY_MS 50
@@ -58,6 +59,7 @@ struct _CliSession {
 	guint64 bytes_discarded;
 	guint n_discarded;
 	char *last_discard;
+	CliQga *qga; /* qga: targets: calls run the agent through qemu-ga's guest-exec */
 };
 
 static void cli_session_connect(CliSession *session);
@@ -104,6 +106,7 @@ static void cli_session_unref(CliSession *session)
 
 	if (--session->refcount > 0)
 		return;
+	cli_qga_free(g_steal_pointer(&session->qga));
 	cli_session_teardown(session);
 	cli_session_destroy_source(&session->notify_source);
 	while ((call = g_queue_pop_head(&session->calls)) != NULL)
@@ -126,6 +129,8 @@ static gboolean cli_session_is_active(const CliSession *session)
 
 gboolean cli_session_is_open(const CliSession *session)
 {
+	if (session->qga != NULL)
+		return cli_qga_is_open(session->qga);
 	return session->state == CLI_SESSION_OPEN;
 }
 
@@ -542,6 +547,11 @@ CliSession *cli_session_open(const CliTarget *target, GMainContext *context, gsi
 	session->open_func = func;
 	session->user_data = user_data;
 	g_queue_init(&session->calls);
+	if (target->scheme == CLI_TARGET_QGA) {
+		session->qga =
+		    cli_qga_new(session, target, context, max_reply_size, func, user_data);
+		return session;
+	}
 	cli_session_connect(session);
 	return session;
 }
@@ -554,6 +564,10 @@ void cli_session_call(CliSession *session, const char *execute, JsonObject *argu
 
 	if (session->state == CLI_SESSION_CLOSED)
 		return;
+	if (session->qga != NULL) {
+		cli_qga_call(session->qga, execute, arguments, func, user_data);
+		return;
+	}
 	call = g_new0(CliSessionCall, 1);
 	call->execute = g_strdup(execute);
 	call->id = session->next_id++;
@@ -571,8 +585,11 @@ void cli_session_call(CliSession *session, const char *execute, JsonObject *argu
 
 char *cli_session_describe_wait(const CliSession *session)
 {
-	GString *str = g_string_new(NULL);
+	GString *str;
 
+	if (session->qga != NULL && session->state != CLI_SESSION_CLOSED)
+		return cli_qga_describe_wait(session->qga);
+	str = g_string_new(NULL);
 	switch (session->state) {
 	case CLI_SESSION_CONNECTING:
 		g_string_append_printf(str, "connecting to %s", session->target->text);
@@ -607,10 +624,17 @@ void cli_session_close(CliSession *session)
 
 	if (session == NULL || session->state == CLI_SESSION_CLOSED)
 		return;
+	cli_qga_free(g_steal_pointer(&session->qga));
 	cli_session_teardown(session);
 	cli_session_destroy_source(&session->notify_source);
 	session->state = CLI_SESSION_CLOSED;
 	while ((call = g_queue_pop_head(&session->calls)) != NULL)
 		cli_session_call_free(call);
 	cli_session_unref(session);
+}
+
+void cli_session_set_wait_func(CliSession *session, CliSessionWaitFunc func, gpointer user_data)
+{
+	if (session->qga != NULL)
+		cli_qga_set_wait_func(session->qga, func, user_data);
 }

@@ -36,6 +36,15 @@ CliSession *cli_session_open(const CliTarget *target, GMainContext *context, gsi
 void cli_session_call(CliSession *session, const char *execute, JsonObject *arguments,
                       CliSessionReplyFunc func, gpointer user_data);
 gboolean cli_session_is_open(const CliSession *session);
+/*
+ * Called while a call is waited for in steps (a qga: target polls
+ * guest-exec-status): which call and for how long so far. keepalive says the
+ * guest answered and works on a long call (a benchmark), so the owner may
+ * re-arm its deadline. Direct sessions never call it.
+ */
+typedef void (*CliSessionWaitFunc)(CliSession *session, const char *execute, double elapsed,
+                                   gboolean keepalive, gpointer user_data);
+void cli_session_set_wait_func(CliSession *session, CliSessionWaitFunc func, gpointer user_data);
 /* What the session is waiting for, and what it threw away: the reason for a timeout. */
 char *cli_session_describe_wait(const CliSession *session);
 /* Closes the connection, drops pending calls; safe from inside a callback. */

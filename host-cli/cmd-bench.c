@@ -1721,18 +1721,5 @@ int cli_results_run(CliApp *app, GError **error)
 		doc = cli_results_render_table(app, entries);
 	if (entries->len == 0 && app->opts.format != CLI_FORMAT_JSON && !app->opts.quiet)
 		g_printerr("no saved runs in %s\n", dir);
-	if (app->opts.output != NULL) {
-		if (!g_file_set_contents_full(app->opts.output, doc->str, doc->len,
-		                              G_FILE_SET_CONTENTS_CONSISTENT, 0666, error)) {
-			g_prefix_error(error, "cannot write %s: ", app->opts.output);
-			return CLI_EXIT_USAGE;
-		}
-		return CLI_EXIT_OK;
-	}
-	if (fwrite(doc->str, 1, doc->len, stdout) != doc->len || fflush(stdout) != 0) {
-		g_set_error(error, GB_ERROR, GB_ERROR_IO, "cannot write to stdout: %s",
-		            g_strerror(errno));
-		return CLI_EXIT_USAGE;
-	}
-	return CLI_EXIT_OK;
+	return cli_output_write_doc(app, doc, error) ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 }

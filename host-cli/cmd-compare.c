@@ -150,25 +150,6 @@ static GString *cli_compare_render(CliApp *app, CliComparison *cmp)
 	}
 }
 
-static gboolean cli_compare_write(CliApp *app, GString *doc, GError **error)
-{
-	if (app->opts.output != NULL) {
-		/* as every other command: temp file, fsync, rename, never half a report */
-		if (!g_file_set_contents_full(app->opts.output, doc->str, doc->len,
-		                              G_FILE_SET_CONTENTS_CONSISTENT, 0666, error)) {
-			g_prefix_error(error, "cannot write %s: ", app->opts.output);
-			return FALSE;
-		}
-		return TRUE;
-	}
-	if (fwrite(doc->str, 1, doc->len, stdout) != doc->len || fflush(stdout) != 0) {
-		g_set_error(error, GB_ERROR, GB_ERROR_IO, "cannot write to stdout: %s",
-		            g_strerror(errno));
-		return FALSE;
-	}
-	return TRUE;
-}
-
 int cli_compare_run(CliApp *app, GError **error)
 {
 	g_autoptr(CliComparison) cmp = cli_compare_load(app, error);
@@ -178,7 +159,7 @@ int cli_compare_run(CliApp *app, GError **error)
 	if (cmp == NULL)
 		return CLI_EXIT_USAGE;
 	doc = cli_compare_render(app, cmp);
-	if (!cli_compare_write(app, doc, error))
+	if (!cli_output_write_doc(app, doc, error))
 		return CLI_EXIT_USAGE;
 	return CLI_EXIT_OK;
 }

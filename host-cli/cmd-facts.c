@@ -10,6 +10,9 @@
 #include "audit.h"
 #include "cmd-facts.h"
 #include "facts-view.h"
+#include "host-rules.h"
+#include "hostview.h"
+#include "prom.h"
 
 static char *cli_facts_opt_sections = NULL;
 static int cli_facts_opt_steal_ms = -1;
@@ -152,28 +155,124 @@ GString *cli_facts_render_csv(CliApp *app)
 	return out;
 }
 
+/* ---- Prometheus ------------------------------------------------------------------------- */
+
+static const char *cli_prom_str(JsonObject *obj, const char *member)
+{
+	const char *value = NULL;
+
+	if (!gb_json_get_string(obj, member, GB_JSON_OPTIONAL, &value, NULL))
+		return NULL;
+	return value;
+}
+
+static gboolean cli_prom_flag(JsonObject *cpu, const char *flag)
+{
+	g_auto(GStrv) flags = NULL;
+
+	if (!gb_json_get_strv(cpu, "flags", GB_JSON_OPTIONAL, &flags, NULL) || flags == NULL)
+		return FALSE;
+	return g_strv_contains((const char *const *)flags, flag);
+}
+
+/* One info sample per guest, per disk and per NIC: the facts a fleet query groups by. */
+static void cli_facts_prom_guest(GString *info, GString *disks, GString *nics, const char *guest,
+                                 JsonObject *facts)
+{
+	JsonObject *cpu = NULL, *hv = NULL, *os = NULL, *clock = NULL;
+	JsonArray *arr = NULL;
+
+	gb_json_get_object(facts, "cpu", GB_JSON_OPTIONAL, &cpu, NULL);
+	gb_json_get_object(cpu, "hypervisor", GB_JSON_OPTIONAL, &hv, NULL);
+	gb_json_get_object(facts, "os", GB_JSON_OPTIONAL, &os, NULL);
+	gb_json_get_object(facts, "clocksource", GB_JSON_OPTIONAL, &clock, NULL);
+	cli_prom_sample(info, "guestbench_fact_info", 1, "guest", guest, "cpu_model",
+	                cli_prom_str(cpu, "model_name"), "hypervisor", cli_prom_str(hv, "vendor"),
+	                "aes", cli_prom_flag(cpu, "aes") ? "1" : "0", "pclmulqdq",
+	                cli_prom_flag(cpu, "pclmulqdq") ? "1" : "0", "clocksource",
+	                cli_prom_str(clock, "current"), "kernel",
+	                cli_prom_str(os, "kernel_release"), "os", cli_prom_str(os, "pretty_name"),
+	                NULL);
+	if (gb_json_get_array(facts, "block", GB_JSON_OPTIONAL, &arr, NULL) && arr != NULL) {
+		for (guint i = 0; i < json_array_get_length(arr); i++) {
+			JsonObject *d = NULL;
+
+			if (!gb_json_node_get_object(json_array_get_element(arr, i), "block", &d,
+			                             NULL))
+				continue;
+			cli_prom_sample(disks, "guestbench_fact_block_info", 1, "guest", guest,
+			                "disk", cli_prom_str(d, "name"), "bus",
+			                cli_prom_str(d, "bus"), "driver", cli_prom_str(d, "driver"),
+			                "scheduler", cli_prom_str(d, "scheduler"), "write_cache",
+			                cli_prom_str(d, "write_cache"), NULL);
+		}
+	}
+	arr = NULL;
+	if (gb_json_get_array(facts, "net", GB_JSON_OPTIONAL, &arr, NULL) && arr != NULL) {
+		for (guint i = 0; i < json_array_get_length(arr); i++) {
+			JsonObject *n = NULL;
+
+			if (!gb_json_node_get_object(json_array_get_element(arr, i), "net", &n,
+			                             NULL))
+				continue;
+			cli_prom_sample(nics, "guestbench_fact_net_info", 1, "guest", guest, "nic",
+			                cli_prom_str(n, "name"), "driver",
+			                cli_prom_str(n, "driver"), NULL);
+		}
+	}
+}
+
+GString *cli_facts_render_prom(CliApp *app)
+{
+	GString *out = g_string_new(NULL);
+	g_autoptr(GString) info = g_string_new(NULL);
+	g_autoptr(GString) disks = g_string_new(NULL);
+	g_autoptr(GString) nics = g_string_new(NULL);
+
+	cli_prom_append_up(out, app);
+	for (guint i = 0; i < app->guests->len; i++) {
+		CliGuest *guest = g_ptr_array_index(app->guests, i);
+		JsonObject *facts = NULL;
+
+		if (guest->status == CLI_GUEST_OK &&
+		    gb_json_node_get_object(guest->result, "facts", &facts, NULL))
+			cli_facts_prom_guest(info, disks, nics, guest->target->name, facts);
+	}
+	cli_prom_family(out, "guestbench_fact_info", "gauge",
+	                "What a guest sees: CPU model, hypervisor, AES-NI, clocksource, OS (1)");
+	g_string_append_len(out, info->str, info->len);
+	cli_prom_family(out, "guestbench_fact_block_info", "gauge",
+	                "Each disk of a guest: bus, driver, scheduler, write cache (1)");
+	g_string_append_len(out, disks->str, disks->len);
+	cli_prom_family(out, "guestbench_fact_net_info", "gauge",
+	                "Each NIC of a guest and its driver (1)");
+	g_string_append_len(out, nics->str, nics->len);
+	return out;
+}
+
 /* ---- audit ------------------------------------------------------------------------------ */
 
-static void cli_audit_reply_cb(CliSession *session, JsonNode *ret, const GError *error,
-                               gpointer user_data)
+/* Runs the rules (and, with a host view, the HOST-* rules) and finishes the guest. */
+static void cli_audit_finish(CliGuest *guest, JsonObject *facts, JsonObject *view,
+                             const GError *view_error)
 {
-	CliGuest *guest = user_data;
-	g_autoptr(GError) local_error = NULL;
-	g_autoptr(JsonNode) facts = NULL;
-	g_autoptr(GPtrArray) findings = NULL;
+	g_autoptr(GPtrArray) findings = cli_audit_run(facts);
 	g_autoptr(JsonBuilder) builder = NULL;
 	CliLevel worst;
 
-	if (error != NULL) {
-		cli_guest_finish(guest, NULL, error);
-		return;
+	if (view != NULL) {
+		g_autoptr(GPtrArray) host = cli_host_rules_run(facts, view);
+
+		cli_host_rules_merge(findings, host);
+	} else if (view_error != NULL) {
+		/* the guest's own findings stand; the host side is reported, not hidden */
+		g_autofree char *detail =
+		    g_strdup_printf("the host view over QMP failed: %s", view_error->message);
+
+		g_ptr_array_add(findings,
+		                cli_finding_new("HOST-VIEW-ERRORS", CLI_LEVEL_NOTE, "host", detail,
+		                                "check the --qmp path or the inventory's qmp="));
 	}
-	facts = cli_facts_take(ret, &local_error);
-	if (facts == NULL) {
-		cli_guest_finish(guest, NULL, local_error);
-		return;
-	}
-	findings = cli_audit_run(json_node_get_object(facts));
 	worst = cli_audit_worst(findings);
 	if (worst == CLI_LEVEL_FAIL)
 		guest->app->fail_finding = TRUE;
@@ -184,8 +283,51 @@ static void cli_audit_reply_cb(CliSession *session, JsonNode *ret, const GError 
 	json_builder_add_string_value(builder, cli_level_to_string(worst));
 	json_builder_set_member_name(builder, "findings");
 	json_builder_add_value(builder, cli_audit_findings_to_json(findings));
+	if (view != NULL) {
+		json_builder_set_member_name(builder, "host");
+		json_builder_add_value(builder, json_node_init_object(json_node_alloc(), view));
+	}
 	json_builder_end_object(builder);
 	cli_guest_finish(guest, json_builder_get_root(builder), NULL);
+}
+
+static void cli_audit_host_cb(JsonNode *view, const GError *error, gpointer user_data)
+{
+	CliGuest *guest = user_data;
+	JsonNode *facts = cli_guest_get_data(guest);
+	JsonObject *view_obj = NULL;
+
+	if (view != NULL && !gb_json_node_get_object(view, "host view", &view_obj, NULL))
+		view_obj = NULL;
+	cli_audit_finish(guest, json_node_get_object(facts), view_obj, error);
+}
+
+static void cli_audit_reply_cb(CliSession *session, JsonNode *ret, const GError *error,
+                               gpointer user_data)
+{
+	CliGuest *guest = user_data;
+	g_autoptr(GError) local_error = NULL;
+	g_autoptr(JsonNode) facts = NULL;
+	const char *qmp = NULL;
+
+	if (error != NULL) {
+		cli_guest_finish(guest, NULL, error);
+		return;
+	}
+	facts = cli_facts_take(ret, &local_error);
+	if (facts == NULL) {
+		cli_guest_finish(guest, NULL, local_error);
+		return;
+	}
+	qmp = cli_hostview_get_qmp_path(guest->app, guest);
+	if (qmp != NULL) {
+		/* what only the host can see: about 8 QMP calls, each bounded by --timeout */
+		cli_guest_set_deadline(guest, guest->app->opts.timeout * 8);
+		cli_guest_set_data(guest, g_steal_pointer(&facts), (GDestroyNotify)json_node_unref);
+		cli_hostview_collect_async(guest->app, guest, qmp, cli_audit_host_cb, guest);
+		return;
+	}
+	cli_audit_finish(guest, json_node_get_object(facts), NULL, NULL);
 }
 
 void cli_audit_start(CliGuest *guest, CliSession *session)
@@ -273,6 +415,37 @@ GString *cli_audit_render_csv(CliApp *app)
 		findings = cli_audit_findings_from_result(guest->result);
 		cli_audit_render_csv_rows(out, guest->target->name, findings);
 	}
+	return out;
+}
+
+GString *cli_audit_render_prom(CliApp *app)
+{
+	GString *out = g_string_new(NULL);
+	g_autoptr(GString) worst = g_string_new(NULL);
+
+	cli_prom_append_up(out, app);
+	cli_prom_family(out, "guestbench_audit_finding", "gauge",
+	                "One audit finding of a guest (1), by rule, level and subject");
+	for (guint i = 0; i < app->guests->len; i++) {
+		CliGuest *guest = g_ptr_array_index(app->guests, i);
+		g_autoptr(GPtrArray) findings = NULL;
+
+		if (guest->status != CLI_GUEST_OK)
+			continue;
+		findings = cli_audit_findings_from_result(guest->result);
+		for (guint j = 0; j < findings->len; j++) {
+			CliFinding *f = g_ptr_array_index(findings, j);
+
+			cli_prom_sample(out, "guestbench_audit_finding", 1, "guest",
+			                guest->target->name, "rule", f->rule, "level",
+			                cli_level_to_string(f->level), "subject", f->subject, NULL);
+		}
+		cli_prom_sample(worst, "guestbench_audit_worst_level", cli_audit_worst(findings),
+		                "guest", guest->target->name, NULL);
+	}
+	cli_prom_family(out, "guestbench_audit_worst_level", "gauge",
+	                "A guest's worst finding: 0 PASS, 1 NOTE, 2 WARN, 3 FAIL");
+	g_string_append_len(out, worst->str, worst->len);
 	return out;
 }
 

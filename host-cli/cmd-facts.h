@@ -25,10 +25,12 @@ gboolean cli_facts_prepare(CliApp *app, GPtrArray *args, GError **error);
 void cli_facts_start(CliGuest *guest, CliSession *session);
 GString *cli_facts_render_text(CliApp *app, gboolean color);
 GString *cli_facts_render_csv(CliApp *app);
+GString *cli_facts_render_prom(CliApp *app);
 
 gboolean cli_audit_prepare(CliApp *app, GPtrArray *args, GError **error);
 void cli_audit_start(CliGuest *guest, CliSession *session);
 GString *cli_audit_render_text(CliApp *app, gboolean color);
 GString *cli_audit_render_csv(CliApp *app);
+GString *cli_audit_render_prom(CliApp *app);
 
 G_END_DECLS

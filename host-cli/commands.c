@@ -7,8 +7,16 @@
 
 #include "guestbench-protocol.h"
 
+#include "cmd-compare.h"
+#include "audit.h"
+#include "cmd-discover.h"
+#include "cmd-bench.h"
 #include "cmd-facts.h"
 #include "commands.h"
+#include "prom.h"
+#include "qga.h"
+#include "host-rules.h"
+#include "hostview.h"
 #include "runner.h"
 
 /* ---- ping ---------------------------------------------------------------------------- */
@@ -51,6 +59,56 @@ static char *cli_ping_describe(CliGuest *guest)
 	    !gb_json_get_double(obj, "rtt_ms", GB_JSON_REQUIRED, 0, G_MAXDOUBLE, &rtt, NULL))
 		return g_strdup("");
 	return g_strdup_printf("%.3f ms", rtt);
+}
+
+/* rtt_ms of an ok ping guest, from our own result. */
+static gboolean cli_ping_get_rtt(CliGuest *guest, double *rtt)
+{
+	JsonObject *obj = NULL;
+
+	return guest->status == CLI_GUEST_OK &&
+	       gb_json_node_get_object(guest->result, "result", &obj, NULL) &&
+	       gb_json_get_double(obj, "rtt_ms", GB_JSON_REQUIRED, 0, G_MAXDOUBLE, rtt, NULL);
+}
+
+static GString *cli_ping_render_csv(CliApp *app)
+{
+	GString *out = g_string_new("guest,target,status,rtt_ms,error\n");
+
+	for (guint i = 0; i < app->guests->len; i++) {
+		CliGuest *guest = g_ptr_array_index(app->guests, i);
+		g_autofree char *rtt_text = NULL;
+		double rtt = 0;
+
+		if (cli_ping_get_rtt(guest, &rtt))
+			rtt_text = g_strdup_printf("%.3f", rtt);
+		cli_csv_append_field(out, guest->target->name);
+		g_string_append_c(out, ',');
+		cli_csv_append_field(out, guest->target->text);
+		g_string_append_printf(out, ",%s,%s,", cli_guest_status_to_string(guest->status),
+		                       rtt_text != NULL ? rtt_text : "");
+		cli_csv_append_field(out, guest->error);
+		g_string_append_c(out, '\n');
+	}
+	return out;
+}
+
+static GString *cli_ping_render_prom(CliApp *app)
+{
+	GString *out = g_string_new(NULL);
+
+	cli_prom_append_up(out, app);
+	cli_prom_family(out, "guestbench_ping_rtt_seconds", "gauge",
+	                "Round-trip time of guest-ping (guests that answered).");
+	for (guint i = 0; i < app->guests->len; i++) {
+		CliGuest *guest = g_ptr_array_index(app->guests, i);
+		double rtt = 0;
+
+		if (cli_ping_get_rtt(guest, &rtt))
+			cli_prom_sample(out, "guestbench_ping_rtt_seconds", rtt / 1000.0, "guest",
+			                guest->target->name, "target", guest->target->text, NULL);
+	}
+	return out;
 }
 
 /* ---- info ---------------------------------------------------------------------------- */
@@ -184,6 +242,80 @@ static CliTable *cli_info_render_table(CliApp *app)
 	return table;
 }
 
+/* The enabled command names of an ok guest, ';'-separated (for the CSV cell). */
+static char *cli_info_enabled_names(CliGuest *guest)
+{
+	JsonObject *obj = NULL;
+	JsonArray *cmds = NULL;
+	g_autoptr(GString) names = g_string_new(NULL);
+
+	if (!gb_json_node_get_object(guest->result, "result", &obj, NULL) ||
+	    !gb_json_get_array(obj, "supported_commands", GB_JSON_REQUIRED, &cmds, NULL))
+		return g_strdup("");
+	for (guint i = 0; i < json_array_get_length(cmds); i++) {
+		JsonObject *cmd = NULL;
+		const char *name = NULL;
+		gboolean enabled = FALSE;
+
+		if (!gb_json_node_get_object(json_array_get_element(cmds, i), "command", &cmd,
+		                             NULL) ||
+		    !gb_json_get_string(cmd, "name", GB_JSON_REQUIRED, &name, NULL) ||
+		    !gb_json_get_bool(cmd, "enabled", GB_JSON_REQUIRED, &enabled, NULL) || !enabled)
+			continue;
+		g_string_append_printf(names, "%s%s", names->len > 0 ? ";" : "", name);
+	}
+	return g_string_free(g_steal_pointer(&names), FALSE);
+}
+
+static GString *cli_info_render_csv(CliApp *app)
+{
+	GString *out = g_string_new("guest,target,status,version,enabled_commands,error\n");
+
+	for (guint i = 0; i < app->guests->len; i++) {
+		CliGuest *guest = g_ptr_array_index(app->guests, i);
+		g_autofree char *version = NULL;
+		g_autofree char *detail = NULL;
+		g_autofree char *names = NULL;
+
+		if (guest->status == CLI_GUEST_OK) {
+			cli_info_summarize(guest, &version, &detail);
+			names = cli_info_enabled_names(guest);
+		}
+		cli_csv_append_field(out, guest->target->name);
+		g_string_append_c(out, ',');
+		cli_csv_append_field(out, guest->target->text);
+		g_string_append_printf(out, ",%s,", cli_guest_status_to_string(guest->status));
+		cli_csv_append_field(out, version);
+		g_string_append_c(out, ',');
+		cli_csv_append_field(out, names);
+		g_string_append_c(out, ',');
+		cli_csv_append_field(out, guest->error);
+		g_string_append_c(out, '\n');
+	}
+	return out;
+}
+
+static GString *cli_info_render_prom(CliApp *app)
+{
+	GString *out = g_string_new(NULL);
+
+	cli_prom_append_up(out, app);
+	cli_prom_family(out, "guestbench_agent_info", "gauge",
+	                "The agent's version as a label (guests that answered).");
+	for (guint i = 0; i < app->guests->len; i++) {
+		CliGuest *guest = g_ptr_array_index(app->guests, i);
+		g_autofree char *version = NULL;
+		g_autofree char *detail = NULL;
+
+		if (guest->status != CLI_GUEST_OK)
+			continue;
+		cli_info_summarize(guest, &version, &detail);
+		cli_prom_sample(out, "guestbench_agent_info", 1.0, "guest", guest->target->name,
+		                "version", version, NULL);
+	}
+	return out;
+}
+
 /* ---- help ---------------------------------------------------------------------------- */
 
 static gboolean cli_help_prepare(CliApp *app, GPtrArray *args, GError **error)
@@ -223,6 +355,8 @@ static const CliCommand cli_commands[] = {
 	    .summary = "Check that each guest's agent answers; round-trip time in ms",
 	    .start = cli_ping_start,
 	    .describe = cli_ping_describe,
+	    .render_csv = cli_ping_render_csv,
+	    .render_prom = cli_ping_render_prom,
 	},
 	{
 	    .name = "info",
@@ -230,6 +364,8 @@ static const CliCommand cli_commands[] = {
 	    .summary = "Agent version and the commands it has enabled",
 	    .start = cli_info_start,
 	    .render_table = cli_info_render_table,
+	    .render_csv = cli_info_render_csv,
+	    .render_prom = cli_info_render_prom,
 	},
 	{
 	    .name = "facts",
@@ -241,6 +377,7 @@ static const CliCommand cli_commands[] = {
 	    .start = cli_facts_start,
 	    .render_text = cli_facts_render_text,
 	    .render_csv = cli_facts_render_csv,
+	    .render_prom = cli_facts_render_prom,
 	},
 	{
 	    .name = "audit",
@@ -252,6 +389,65 @@ static const CliCommand cli_commands[] = {
 	    .start = cli_audit_start,
 	    .render_text = cli_audit_render_text,
 	    .render_csv = cli_audit_render_csv,
+	    .render_prom = cli_audit_render_prom,
+	},
+	{
+	    .name = "bench",
+	    .parameter_string = "bench aes|disk|mem|net TARGET...",
+	    .summary = "Benchmark jobs in the guests: aes, disk, mem, net; each run is saved",
+	    .description = CLI_BENCH_DESCRIPTION,
+	    .entries = cli_bench_entries,
+	    .prepare = cli_bench_prepare,
+	    .start = cli_bench_start,
+	    .cancel = cli_bench_cancel,
+	    .render_text = cli_bench_render_text,
+	    .render_csv = cli_bench_render_csv,
+	    .render_prom = cli_bench_render_prom,
+	    .finished = cli_bench_finished,
+	},
+	{
+	    .name = "compare",
+	    .parameter_string = "compare FILE FILE... | compare --by guest FILE",
+	    .summary = "Saved bench results side by side: ratios, noise, geometric mean",
+	    .description = CLI_COMPARE_DESCRIPTION,
+	    .entries = cli_compare_entries,
+	    .prepare = cli_compare_prepare,
+	    .render_csv = cli_compare_render_csv,
+	    .run = cli_compare_run,
+	},
+	{
+	    .name = "report",
+	    .parameter_string = "report FILE... --format html [-o FILE]",
+	    .summary = "Saved bench results as one HTML page with charts and facts",
+	    .description = CLI_REPORT_DESCRIPTION,
+	    .entries = cli_compare_entries,
+	    .prepare = cli_report_prepare,
+	    .render_html = cli_compare_render_html,
+	    .run = cli_report_run,
+	},
+	{
+	    .name = "results",
+	    .parameter_string = "results",
+	    .summary = "List the saved benchmark runs: id, date, command, guests",
+	    .description = CLI_RESULTS_DESCRIPTION,
+	    .prepare = cli_results_prepare,
+	    .run = cli_results_run,
+	},
+	{
+	    .name = "discover",
+	    .parameter_string = "discover [DOMAIN...]",
+	    .summary = "Find libvirt domains with a guestbench channel; print an inventory",
+	    .description = CLI_DISCOVER_DESCRIPTION,
+	    .prepare = cli_discover_prepare,
+	    .render_text = cli_discover_render_text,
+	    .run = cli_discover_run,
+	},
+	{
+	    .name = "host-check",
+	    .parameter_string = "host-check",
+	    .summary = "Check this hypervisor host: KVM, nested, vhost-net, hugepages, THP, AES-NI",
+	    .description = "Reads --host-sysroot DIR (default /). Exit status 1 when a check FAILs.",
+	    .run = cli_host_check_run,
 	},
 	{
 	    .name = "help",
@@ -425,6 +621,51 @@ static gboolean cli_option_color_cb(const char *option_name, const char *value, 
 	return TRUE;
 }
 
+/* The fleet options (--inventory, --tag, --name repeat; --libvirt-dir, --deadline once). */
+static gboolean cli_option_fleet_cb(const char *option_name, const char *value, gpointer data,
+                                    GError **error)
+{
+	CliApp *app = data;
+	char ***list = NULL;
+	guint n;
+
+	if (value[0] == '\0') {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s needs a value",
+		            option_name);
+		return FALSE;
+	}
+	if (g_strcmp0(option_name, "--deadline") == 0) {
+		char *end = NULL;
+		double deadline = g_ascii_strtod(value, &end);
+		if (g_ascii_isspace(value[0]) || end == NULL || *end != '\0' || !isfinite(deadline) ||
+		    deadline < 0.001 || deadline > CLI_MAX_TIMEOUT) {
+			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			            "invalid value '%s' for --deadline (expected seconds from 0.001 "
+			            "to %.0f)",
+			            value, CLI_MAX_TIMEOUT);
+			return FALSE;
+		}
+		app->opts.deadline = deadline;
+		return TRUE;
+	}
+	if (g_strcmp0(option_name, "--libvirt-dir") == 0) {
+		g_free(app->opts.libvirt_dir);
+		app->opts.libvirt_dir = g_strdup(value);
+		return TRUE;
+	}
+	if (g_strcmp0(option_name, "--inventory") == 0)
+		list = &app->opts.inventories;
+	else if (g_strcmp0(option_name, "--tag") == 0)
+		list = &app->opts.tags;
+	else
+		list = &app->opts.names;
+	n = *list != NULL ? g_strv_length(*list) : 0;
+	*list = g_renew(char *, *list, n + 2);
+	(*list)[n] = g_strdup(value);
+	(*list)[n + 1] = NULL;
+	return TRUE;
+}
+
 static gboolean cli_option_flag_cb(const char *option_name, const char *value, gpointer data,
                                    GError **error)
 {
@@ -460,6 +701,22 @@ static const GOptionEntry cli_common_entries[] = {
 	  "Guests contacted at once (default 64, 1..10000)", "N" },
 	{ "timeout", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_timeout_cb,
 	  "Seconds per guest for connect, sync and reply (default 10)", "SECONDS" },
+	{ "qmp", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_host_cb,
+	  "The QEMU monitor (QMP socket or libvirt:DOMAIN) of the single target", "PATH" },
+	{ "host-sysroot", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_host_cb,
+	  "Read host /proc and /sys under DIR (default /)", "DIR" },
+	{ "qga-agent", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_qga_option_cb,
+	  "The agent binary inside qga: guests (default " GB_AGENT_DEFAULT_BINARY ")", "PATH" },
+	{ "deadline", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "Seconds for the whole run; guests not done by then time out", "SECONDS" },
+	{ "inventory", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "Add the guests of an inventory file, like @FILE (repeatable)", "FILE" },
+	{ "tag", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "Only inventory guests with this tag (repeatable: any of them)", "TAG" },
+	{ "name", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "Only inventory guests whose name matches GLOB (repeatable: any)", "GLOB" },
+	{ "libvirt-dir", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "libvirt's live domain XML directory (default /run/libvirt/qemu)", "DIR" },
 	{ "quiet", 'q', G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, cli_option_flag_cb,
 	  "No progress; the table lists only guests that are not ok", NULL },
 	{ "color", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_color_cb,
@@ -503,7 +760,9 @@ static GPtrArray *cli_normalize_args(const char *const *argv)
 static gboolean cli_option_takes_value(const char *arg)
 {
 	static const char *const long_names[] = { "format",  "output", "jobs",
-		                                  "timeout", "color",  NULL };
+		                                  "timeout", "color",  "qmp",
+		                                  "host-sysroot", "deadline", "inventory",
+		                                  "tag",          "name",     "libvirt-dir", "qga-agent", NULL };
 
 	if (arg[1] == '-')
 		return strchr(arg, '=') == NULL && g_strv_contains(long_names, arg + 2);
@@ -545,7 +804,9 @@ static char *cli_app_get_commands_text(void)
 }
 
 static const char cli_common_description[] =
-    "Targets: unix:PATH or PATH (a socket), vsock:CID:PORT.\n"
+    "Targets: unix:PATH or PATH (a socket), vsock:CID:PORT, libvirt:DOMAIN,\n"
+    "qga:PATH (qemu-ga's socket: the agent runs through guest-exec),\n"
+    "@FILE (an inventory: one [guest NAME] group per guest).\n"
     "Options may come before or after the command name.\n"
     "\n"
     "Exit status: 0 all guests ok, 1 a FAIL finding, 2 usage error,\n"
@@ -691,7 +952,7 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 		return TRUE;
 	if (!cli_app_check_output(app, error))
 		return FALSE;
-	if (app->args->len == 0) {
+	if (app->args->len == 0 && app->opts.inventories == NULL) {
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT, "no targets given for '%s'",
 		            command->name);
 		return FALSE;
@@ -699,8 +960,17 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 	targets = g_new0(char *, app->args->len + 1);
 	for (guint i = 0; i < app->args->len; i++)
 		targets[i] = g_strdup(g_ptr_array_index(app->args, i));
-	app->targets = cli_targets_parse((const char *const *)targets, error);
-	return app->targets != NULL;
+	{
+		CliTargetOptions topts = {
+			.libvirt_dir = app->opts.libvirt_dir,
+			.inventories = (const char *const *)app->opts.inventories,
+			.tags = (const char *const *)app->opts.tags,
+			.names = (const char *const *)app->opts.names,
+		};
+		app->targets = cli_targets_resolve((const char *const *)targets, &topts, error);
+	}
+	return app->targets != NULL && cli_hostview_check_options(app, error) &&
+	       cli_qga_apply_agent_option(app->targets, app->opts.qga_agent, error);
 }
 
 /* ---- the app ------------------------------------------------------------------------- */
@@ -730,6 +1000,13 @@ void cli_app_free(CliApp *app)
 		g_ptr_array_unref(app->targets);
 	g_ptr_array_unref(app->args);
 	g_free(app->opts.output);
+	g_free(app->opts.libvirt_dir);
+	g_strfreev(app->opts.inventories);
+	g_strfreev(app->opts.tags);
+	g_strfreev(app->opts.names);
+	g_free(app->opts.qmp);
+	g_free(app->opts.host_sysroot);
+	g_free(app->opts.qga_agent);
 	g_free(app->help_text);
 	g_object_unref(app->cancellable);
 	/* let closed sessions' sources go before the context */
@@ -762,6 +1039,8 @@ int cli_app_run(CliApp *app)
 		return rc;
 	}
 	cli_runner_run(app);
+	if (app->command->finished != NULL)
+		app->command->finished(app);
 	if (!cli_output_write(app, &error)) {
 		g_printerr("guestbench: %s\n", error->message);
 		return CLI_EXIT_USAGE;

@@ -274,7 +274,8 @@ static CliTarget *cli_inventory_build(GKeyFile *kf, const char *dir, CliInventor
 	target = cli_target_parse_full(text, opts, error);
 	if (target == NULL)
 		return NULL;
-	if (target->scheme == CLI_TARGET_UNIX && target->path != NULL &&
+	if ((target->scheme == CLI_TARGET_UNIX || target->scheme == CLI_TARGET_QGA) &&
+	    target->path != NULL &&
 	    !g_path_is_absolute(target->path)) {
 		char *path = cli_inventory_anchor(dir, target->path, error);
 		if (path == NULL)

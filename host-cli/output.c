@@ -317,9 +317,13 @@ gboolean cli_output_write(CliApp *app, GError **error)
 		break;
 	}
 
+	return cli_output_write_doc(app, doc, error);
+}
+
+gboolean cli_output_write_doc(CliApp *app, GString *doc, GError **error)
+{
 	if (app->opts.output != NULL) {
-		/* CONSISTENT: a temp file in the same directory, fsync, rename: never half a file
-		 */
+		/* CONSISTENT: a temp file in the same directory, fsync, rename: never half a file */
 		if (!g_file_set_contents_full(app->opts.output, doc->str, doc->len,
 		                              G_FILE_SET_CONTENTS_CONSISTENT, 0666, error)) {
 			g_prefix_error(error, "cannot write %s: ", app->opts.output);

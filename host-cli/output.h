@@ -42,5 +42,7 @@ GString *cli_output_render_table(CliApp *app, gboolean color);
 gboolean cli_output_use_color(CliApp *app);
 /* Renders in the chosen format and writes to stdout or, atomically, to -o FILE. */
 gboolean cli_output_write(CliApp *app, GError **error);
+/* Writes doc to -o FILE (atomically: temp file + rename) or stdout. */
+gboolean cli_output_write_doc(CliApp *app, GString *doc, GError **error);
 
 G_END_DECLS

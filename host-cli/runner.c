@@ -217,6 +217,8 @@ static void cli_runner_draw_progress(CliApp *app, gboolean final)
 {
 	g_autoptr(GString) line = NULL;
 	const CliGuest *latest = NULL;
+	const CliGuest *slowest = NULL;
+	guint n_failed = 0;
 	gint64 now = g_get_monotonic_time();
 
 	if (!cli_runner_shows_progress(app))
@@ -231,12 +233,24 @@ static void cli_runner_draw_progress(CliApp *app, gboolean final)
 		return;
 	app->progress_drawn_us = now;
 	line = g_string_new(NULL);
-	g_string_append_printf(line, "\r\033[K%u/%u done, %u running", app->n_done,
-	                       app->guests->len, app->n_running);
 	for (guint i = 0; i < app->guests->len; i++) {
 		const CliGuest *guest = g_ptr_array_index(app->guests, i);
-		if (guest->status == CLI_GUEST_RUNNING && guest->progress_text != NULL)
+		if (guest->status == CLI_GUEST_ERROR || guest->status == CLI_GUEST_TIMEOUT)
+			n_failed++;
+		if (guest->status != CLI_GUEST_RUNNING)
+			continue;
+		if (guest->progress_text != NULL)
 			latest = guest;
+		if (slowest == NULL || guest->started_us < slowest->started_us)
+			slowest = guest;
+	}
+	g_string_append_printf(line, "\r\033[K%u/%u done, %u failed, %u running", app->n_done,
+	                       app->guests->len, n_failed, app->n_running);
+	/* the guest everyone is waiting for, when one is dragging on */
+	if (slowest != NULL && now - slowest->started_us >= G_USEC_PER_SEC) {
+		g_autofree char *name = cli_escape_terminal(slowest->target->name);
+		g_string_append_printf(line, "; slowest %s (%.0f s)", name,
+		                       (now - slowest->started_us) / (double)G_USEC_PER_SEC);
 	}
 	if (latest != NULL) {
 		g_autofree char *name = cli_escape_terminal(latest->target->name);
@@ -265,6 +279,18 @@ static void cli_runner_open_cb(CliSession *session, const GError *error, gpointe
 	guest->app->command->start(guest, session);
 }
 
+/* A qga: guest runs each call as a process: show how long; a benchmark re-arms --timeout. */
+static void cli_runner_session_wait_cb(CliSession *session, const char *execute, double elapsed,
+                                       gboolean keepalive, gpointer user_data)
+{
+	CliGuest *guest = user_data;
+	g_autofree char *text = g_strdup_printf("%s via qemu-ga, %.0f s", execute, elapsed);
+
+	if (keepalive)
+		cli_guest_set_deadline(guest, guest->app->opts.timeout);
+	cli_guest_set_progress(guest, guest->progress, text);
+}
+
 static void cli_runner_start_guest(CliApp *app, CliGuest *guest)
 {
 	guest->status = CLI_GUEST_RUNNING;
@@ -272,8 +298,16 @@ static void cli_runner_start_guest(CliApp *app, CliGuest *guest)
 	app->n_running++;
 	/* one deadline for connect + sync + reply */
 	cli_guest_set_deadline(guest, app->opts.timeout);
+	/* e.g. a libvirt domain without the channel: its own error, nothing to connect to */
+	if (guest->target->error != NULL) {
+		g_autoptr(GError) error =
+		    g_error_new_literal(GB_ERROR, GB_ERROR_FAILED, guest->target->error);
+		cli_guest_finish(guest, NULL, error);
+		return;
+	}
 	guest->session = cli_session_open(guest->target, app->context, CLI_MAX_REPLY_SIZE,
 	                                  cli_runner_open_cb, guest);
+	cli_session_set_wait_func(guest->session, cli_runner_session_wait_cb, guest);
 }
 
 static void cli_runner_start_more(CliApp *app)
@@ -320,6 +354,30 @@ static void cli_runner_interrupt(CliApp *app, int signum)
 	}
 }
 
+/* --deadline: whatever is not done by then ends now; what is done keeps its result. */
+static gboolean cli_runner_deadline_cb(gpointer user_data)
+{
+	CliApp *app = user_data;
+
+	for (guint i = 0; i < app->guests->len; i++) {
+		CliGuest *guest = g_ptr_array_index(app->guests, i);
+		g_autoptr(GError) error = NULL;
+
+		if (guest->status == CLI_GUEST_PENDING) {
+			error = g_error_new_literal(GB_ERROR, GB_ERROR_FAILED,
+			                            "not started (deadline)");
+		} else if (guest->status == CLI_GUEST_RUNNING) {
+			error = g_error_new(GB_ERROR, GB_ERROR_TIMEOUT,
+			                    "timed out: overall deadline of %g s reached",
+			                    app->opts.deadline);
+		} else {
+			continue;
+		}
+		cli_guest_finish(guest, NULL, error);
+	}
+	return G_SOURCE_REMOVE;
+}
+
 static gboolean cli_runner_sigint_cb(gpointer user_data)
 {
 	cli_runner_interrupt(user_data, SIGINT);
@@ -362,6 +420,13 @@ void cli_runner_run(CliApp *app)
 	                                           cli_runner_sigint_cb));
 	g_ptr_array_add(sources, cli_runner_attach(app, g_unix_signal_source_new(SIGTERM),
 	                                           cli_runner_sigterm_cb));
+	if (app->opts.deadline > 0) {
+		g_ptr_array_add(sources,
+		                 cli_runner_attach(app,
+		                                   g_timeout_source_new(MAX(
+		                                       (guint)(app->opts.deadline * 1000.0), 1)),
+		                                   cli_runner_deadline_cb));
+	}
 	if (cli_runner_shows_progress(app)) {
 		g_ptr_array_add(
 		    sources,

@@ -4,10 +4,12 @@
 #include <sys/un.h>
 
 #include "gb-error.h"
+#include "inventory.h"
+#include "libvirt.h"
 #include "target.h"
 
 /* Schemes that are planned; named here so users get "not supported yet", not "unknown". */
-static const char *const cli_target_planned_schemes[] = { "qga", "libvirt", NULL };
+static const char *const cli_target_planned_schemes[] = { NULL };
 
 void cli_target_free(CliTarget *target)
 {
@@ -16,7 +18,32 @@ void cli_target_free(CliTarget *target)
 	g_free(target->text);
 	g_free(target->name);
 	g_free(target->path);
+	g_strfreev(target->tags);
+	g_free(target->qmp);
+	g_free(target->agent_path);
+	g_free(target->qga_domain);
+	g_free(target->origin);
+	g_free(target->error);
 	g_free(target);
+}
+
+CliTarget *cli_target_copy(const CliTarget *target)
+{
+	CliTarget *copy = g_new0(CliTarget, 1);
+
+	copy->scheme = target->scheme;
+	copy->text = g_strdup(target->text);
+	copy->name = g_strdup(target->name);
+	copy->path = g_strdup(target->path);
+	copy->cid = target->cid;
+	copy->port = target->port;
+	copy->tags = g_strdupv(target->tags);
+	copy->qmp = g_strdup(target->qmp);
+	copy->agent_path = g_strdup(target->agent_path);
+	copy->qga_domain = g_strdup(target->qga_domain);
+	copy->origin = g_strdup(target->origin);
+	copy->error = g_strdup(target->error);
+	return copy;
 }
 
 /* Decimal, no sign, no spaces, fits 32 bits: strtoul would accept " -1" and wrap it. */
@@ -108,7 +135,57 @@ static char *cli_target_get_scheme(const char *text)
 	return g_strndup(text, p - text);
 }
 
+/*
+ * libvirt:DOMAIN becomes the unix socket of its channel. A domain that cannot
+ * be used is the guest's own error, reported in its row, not a usage error.
+ */
+static gboolean cli_target_parse_libvirt(CliTarget *target, const char *name,
+                                         const CliTargetOptions *opts, GError **error)
+{
+	g_autoptr(CliLibvirtDomain) domain = NULL;
+	g_autoptr(GError) error_local = NULL;
+	const char *socket;
+
+	if (!cli_libvirt_check_name(name, error)) {
+		g_prefix_error(error, "invalid target '%s': ", target->text);
+		return FALSE;
+	}
+	target->scheme = CLI_TARGET_UNIX;
+	domain =
+	    cli_libvirt_domain_load(opts != NULL ? opts->libvirt_dir : NULL, name, &error_local);
+	socket = domain != NULL ? cli_libvirt_domain_get_socket(domain, &error_local) : NULL;
+	/* no guestbench channel but qemu-ga's: libvirt owns that socket, so through virsh */
+	if (socket == NULL && domain != NULL && domain->socket == NULL &&
+	    domain->problem == NULL && domain->qga_socket != NULL) {
+		g_autofree char *virsh = g_find_program_in_path("virsh");
+		if (virsh != NULL) {
+			target->scheme = CLI_TARGET_QGA;
+			target->qga_domain = g_strdup(name);
+			return TRUE;
+		}
+		target->error = g_strdup_printf("%s; it has qemu-ga's channel (" CLI_LIBVIRT_QGA_CHANNEL
+		                                "), but reaching the agent through it needs virsh",
+		                                error_local->message);
+		return TRUE;
+	}
+	if (socket == NULL) {
+		target->error = g_strdup(error_local->message);
+		return TRUE;
+	}
+	if (!cli_target_parse_unix(target, socket, &error_local)) {
+		target->error =
+		    g_strdup_printf("libvirt domain '%s': %s", name, error_local->message);
+		return TRUE;
+	}
+	return TRUE;
+}
+
 CliTarget *cli_target_parse(const char *text, GError **error)
+{
+	return cli_target_parse_full(text, NULL, error);
+}
+
+CliTarget *cli_target_parse_full(const char *text, const CliTargetOptions *opts, GError **error)
 {
 	g_autoptr(CliTarget) target = g_new0(CliTarget, 1);
 	g_autofree char *scheme = NULL;
@@ -125,11 +202,13 @@ CliTarget *cli_target_parse(const char *text, GError **error)
 	}
 	target->text = g_strdup(text);
 	target->name = g_strdup(text);
+	target->tags = g_new0(char *, 1);
 
 	if (text[0] == '@') {
-		g_set_error(error, GB_ERROR, GB_ERROR_NOT_SUPPORTED,
-		            "invalid target '%s': inventory files (@FILE) are not supported yet",
-		            text);
+		g_set_error(
+		    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		    "invalid target '%s': an inventory (@FILE) names several guests, not one",
+		    text);
 		return NULL;
 	}
 	/* absolute and ./relative paths may contain ':' and are never a scheme */
@@ -155,6 +234,17 @@ CliTarget *cli_target_parse(const char *text, GError **error)
 			return NULL;
 		return g_steal_pointer(&target);
 	}
+	if (g_strcmp0(scheme, "qga") == 0) {
+		if (!cli_target_parse_unix(target, text + strlen("qga:"), error))
+			return NULL;
+		target->scheme = CLI_TARGET_QGA;
+		return g_steal_pointer(&target);
+	}
+	if (g_strcmp0(scheme, "libvirt") == 0) {
+		if (!cli_target_parse_libvirt(target, text + strlen("libvirt:"), opts, error))
+			return NULL;
+		return g_steal_pointer(&target);
+	}
 	if (g_strv_contains(cli_target_planned_schemes, scheme)) {
 		g_set_error(error, GB_ERROR, GB_ERROR_NOT_SUPPORTED,
 		            "invalid target '%s': scheme '%s:' is not supported yet", text, scheme);
@@ -162,18 +252,25 @@ CliTarget *cli_target_parse(const char *text, GError **error)
 	}
 	g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 	            "invalid target '%s': unknown scheme '%s:' (expected unix:PATH, "
-	            "vsock:CID:PORT or a path)",
+	            "vsock:CID:PORT, qga:PATH, libvirt:DOMAIN, @FILE or a path)",
 	            text, scheme);
 	return NULL;
 }
 
 char *cli_target_to_key(const CliTarget *target)
 {
+	/* an unresolved libvirt:DOMAIN has no socket: the domain is what identifies it */
+	if (target->error != NULL)
+		return g_strdup(target->text);
 	switch (target->scheme) {
 	case CLI_TARGET_UNIX:
 		return g_strdup_printf("unix:%s", target->path);
 	case CLI_TARGET_VSOCK:
 		return g_strdup_printf("vsock:%u:%u", target->cid, target->port);
+	case CLI_TARGET_QGA:
+		if (target->qga_domain != NULL)
+			return g_strdup_printf("libvirt:%s", target->qga_domain);
+		return g_strdup_printf("qga:%s", target->path);
 	default:
 		break;
 	}
@@ -182,26 +279,116 @@ char *cli_target_to_key(const CliTarget *target)
 
 GPtrArray *cli_targets_parse(const char *const *texts, GError **error)
 {
-	g_autoptr(GPtrArray) targets =
-	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_target_free);
-	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	return cli_targets_resolve(texts, NULL, error);
+}
 
-	for (guint i = 0; texts != NULL && texts[i] != NULL; i++) {
-		g_autoptr(CliTarget) target = cli_target_parse(texts[i], error);
-		g_autofree char *key = NULL;
-		const char *first;
+/* How a duplicate is named in messages: the inventory group, or the text as given. */
+static char *cli_target_describe(const CliTarget *target)
+{
+	if (target->origin != NULL)
+		return g_strdup_printf("[guest %s] at %s", target->name, target->origin);
+	return g_strdup_printf("'%s'", target->text);
+}
 
-		if (target == NULL)
-			return NULL;
-		key = cli_target_to_key(target);
-		first = g_hash_table_lookup(seen, key);
+typedef struct {
+	GPtrArray *targets;
+	GHashTable *keys;  /* canonical key -> CliTarget (borrowed) */
+	GHashTable *names; /* inventory guest name -> CliTarget (borrowed) */
+	guint n_inventory;
+	guint n_selected;
+} CliTargetsBuilder;
+
+static gboolean cli_targets_add(CliTargetsBuilder *b, CliTarget *target_owned, GError **error)
+{
+	g_autoptr(CliTarget) target = target_owned;
+	g_autofree char *key = cli_target_to_key(target);
+	const CliTarget *first = g_hash_table_lookup(b->keys, key);
+
+	if (first != NULL) {
+		g_autofree char *this = cli_target_describe(target);
+		g_autofree char *that = cli_target_describe(first);
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "duplicate target %s (same guest as %s: %s)", this, that, key);
+		return FALSE;
+	}
+	if (target->origin != NULL) {
+		first = g_hash_table_lookup(b->names, target->name);
 		if (first != NULL) {
 			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			            "duplicate target '%s' (same guest as '%s')", texts[i], first);
-			return NULL;
+			            "duplicate guest name '%s' (%s and %s)", target->name,
+			            first->origin, target->origin);
+			return FALSE;
 		}
-		g_hash_table_insert(seen, g_steal_pointer(&key), (gpointer)texts[i]);
-		g_ptr_array_add(targets, g_steal_pointer(&target));
+		g_hash_table_insert(b->names, target->name, target);
+	}
+	g_hash_table_insert(b->keys, g_steal_pointer(&key), target);
+	g_ptr_array_add(b->targets, g_steal_pointer(&target));
+	return TRUE;
+}
+
+static gboolean cli_targets_add_inventory(CliTargetsBuilder *b, const char *path,
+                                          const CliTargetOptions *opts, GError **error)
+{
+	g_autoptr(GPtrArray) guests = NULL;
+
+	if (path[0] == '\0') {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "empty inventory file name");
+		return FALSE;
+	}
+	guests = cli_inventory_load(path, opts, error);
+	if (guests == NULL)
+		return FALSE;
+	b->n_inventory++;
+	for (guint i = 0; i < guests->len; i++) {
+		CliTarget *target = g_ptr_array_index(guests, i);
+		if (!cli_inventory_guest_selected(target, opts))
+			continue;
+		b->n_selected++;
+		if (!cli_targets_add(b, g_steal_pointer(&guests->pdata[i]), error))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+GPtrArray *cli_targets_resolve(const char *const *texts, const CliTargetOptions *opts,
+                               GError **error)
+{
+	g_autoptr(GPtrArray) targets =
+	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_target_free);
+	g_autoptr(GHashTable) keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GHashTable) names = g_hash_table_new(g_str_hash, g_str_equal);
+	g_autofree char *selection = cli_inventory_describe_selection(opts);
+	CliTargetsBuilder b = { targets, keys, names, 0, 0 };
+
+	for (guint i = 0; texts != NULL && texts[i] != NULL; i++) {
+		CliTarget *target;
+
+		if (texts[i][0] == '@') {
+			if (!cli_targets_add_inventory(&b, texts[i] + 1, opts, error))
+				return NULL;
+			continue;
+		}
+		target = cli_target_parse_full(texts[i], opts, error);
+		if (target == NULL || !cli_targets_add(&b, target, error))
+			return NULL;
+	}
+	for (guint i = 0; opts != NULL && opts->inventories != NULL && opts->inventories[i] != NULL;
+	     i++) {
+		if (!cli_targets_add_inventory(&b, opts->inventories[i], opts, error))
+			return NULL;
+	}
+	if (b.n_inventory == 0 && selection[0] != '\0') {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "%s selects guests of an inventory, but none was given (@FILE or "
+		            "--inventory FILE)",
+		            selection);
+		return NULL;
+	}
+	if (b.n_inventory > 0 && b.n_selected == 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "no inventory guest matches %s", selection);
+		return NULL;
 	}
 	return g_steal_pointer(&targets);
 }

@@ -13,19 +13,59 @@ G_BEGIN_DECLS
 typedef enum {
 	CLI_TARGET_UNIX,  /* unix:PATH or a bare path */
 	CLI_TARGET_VSOCK, /* vsock:CID:PORT */
+	CLI_TARGET_QGA,   /* qga:PATH, qemu-ga's socket: the agent runs through guest-exec (qga.h) */
 } CliTargetScheme;
 
 typedef struct {
 	CliTargetScheme scheme;
 	char *text;   /* exactly as given on the command line */
 	char *name;   /* guest name shown in output; the text unless told otherwise */
-	char *path;   /* CLI_TARGET_UNIX */
+	char *path;   /* CLI_TARGET_UNIX, CLI_TARGET_QGA */
 	guint32 cid;  /* CLI_TARGET_VSOCK */
 	guint32 port; /* CLI_TARGET_VSOCK */
+	/* from an inventory (NULL otherwise) */
+	char **tags;      /* tags=, never NULL: empty when none */
+	char *qmp;        /* qmp=: the host-side QMP socket, for a later QMP feature */
+	char *agent_path; /* agent_path=: where the agent binary lives in the guest */
+	/*
+	 * CLI_TARGET_QGA from libvirt:DOMAIN without a guestbench channel but with
+	 * qemu-ga's: libvirt holds that socket, so calls go through
+	 * "virsh qemu-agent-command DOMAIN"; path is NULL then.
+	 */
+	char *qga_domain;
+	char *origin;     /* "FILE:LINE" of the [guest NAME] group, NULL from the command line */
+	/*
+	 * libvirt:DOMAIN whose socket could not be found (domain not running, no
+	 * channel, bad XML): the guest ends with this error and is never contacted,
+	 * so one broken domain does not stop the rest of the fleet.
+	 */
+	char *error;
 } CliTarget;
+
+/* How targets are found and selected (--libvirt-dir, --inventory, --tag, --name). */
+typedef struct {
+	/* NULL: $GUESTBENCH_LIBVIRT_DIR, else /run/libvirt/qemu, else virsh dumpxml */
+	const char *libvirt_dir;
+	const char *const *inventories; /* --inventory FILE, NULL-terminated or NULL */
+	/*
+	 * Selection of inventory guests (targets named on the command line always
+	 * run): a guest is selected when it has at least one of tags (if any are
+	 * given) and its name matches at least one of the globs in names (if any).
+	 */
+	const char *const *tags;
+	const char *const *names;
+} CliTargetOptions;
 
 /* Fails with GB_ERROR_INVALID_ARGUMENT and a message that quotes the text. */
 CliTarget *cli_target_parse(const char *text, GError **error);
+/*
+ * The same with options (opts may be NULL). libvirt:DOMAIN is resolved here
+ * to the unix socket of the domain's guestbench channel; when that fails the
+ * target is still returned, with target->error set. @FILE is refused: it
+ * names several guests (see cli_targets_resolve()).
+ */
+CliTarget *cli_target_parse_full(const char *text, const CliTargetOptions *opts, GError **error);
+CliTarget *cli_target_copy(const CliTarget *target);
 void cli_target_free(CliTarget *target);
 /* Canonical form ("unix:/a", "vsock:3:1234"): two targets are the same guest iff equal. */
 char *cli_target_to_key(const CliTarget *target);
@@ -34,6 +74,14 @@ char *cli_target_to_key(const CliTarget *target);
  * (same canonical form). Returns a GPtrArray of CliTarget (owns them).
  */
 GPtrArray *cli_targets_parse(const char *const *texts, GError **error);
+/*
+ * The command line's targets: texts in order, each @FILE expanded in place to
+ * its selected guests, then the guests of opts->inventories. Fails (as a
+ * usage error) on a bad target or inventory, a duplicate, --tag/--name
+ * without an inventory, or a selection that matches no inventory guest.
+ */
+GPtrArray *cli_targets_resolve(const char *const *texts, const CliTargetOptions *opts,
+                               GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliTarget, cli_target_free)
 

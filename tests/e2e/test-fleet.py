@@ -25,6 +25,8 @@ QEMU_GA = os.environ.get("GB_QEMU_GA", "/usr/sbin/qemu-ga")
 WORK = os.environ.get("GB_E2E_DIR") or tempfile.mkdtemp(prefix="gb-e2e-")
 
 results = []
+# The legacy guest's audit findings through its own port, for the qga-only guest to match.
+agent_findings = {}
 
 
 def check(name, cond, detail=""):
@@ -150,6 +152,7 @@ def test_audit(g):
     only = {"CPU-LEGACY-MODEL": "legacy", "CPU-NO-AESNI": "legacy", "DISK-EMULATED": "legacy",
             "NIC-EMULATED": "legacy", "NUMA-MEMORYLESS-NODE": "numa", "NUMA-SPAN": "numa",
             "DISK-WRITE-THROUGH": "scsi"}
+    agent_findings.update(legacy=fired["legacy"])
     for name, rules in expect.items():
         for rule in rules:
             check("audit %s: %s %s" % (name, rule[1], rule[0]), rule in fired[name], fired[name])
@@ -249,6 +252,35 @@ def test_guest_killed(g):
           all(status[n] == "ok" for n in ("legacy", "tuned", "numa")), status)
 
 
+def test_qga_only(image):
+    """A guest where only qemu-ga runs (the legacy configuration): the CLI runs the agent
+    through guest-exec and must find what the agent itself found over its own port."""
+    fleet.GUESTS["qga-only"] = dict(fleet.GUESTS["legacy"])
+    with fleet.Fleet(os.path.join(WORK, "run"), image, ["qga-only"],
+                     **{"qga-only": {"run": "qga"}}) as fl:
+        g = fl.guests[0]
+        target = "qga:" + g.qga_sock
+        check("qga-only guest has no guestbench port", not os.path.exists(g.sock))
+        r = cli("--format", "json", "--timeout", "60", "--qga-agent", "/usr/bin/guestbench-agent",
+                "audit", target)
+        doc = json.loads(r.stdout) if r.stdout.startswith("{") else {"guests": [{}]}
+        guest = doc["guests"][0]
+        check("audit qga: exit 1 (legacy FAILs), guest ok",
+              r.returncode == 1 and guest.get("status") == "ok", (r.returncode, r.stderr, guest))
+        fired = {(x["rule"], x["level"]) for x in guest.get("result", {}).get("findings", [])
+                 if x["level"] != "PASS"}
+        check("audit qga: the same findings as the agent over its own port",
+              agent_findings.get("legacy") is not None and fired == agent_findings["legacy"],
+              (sorted(fired), sorted(agent_findings.get("legacy", []))))
+        r = cli("--format", "json", "--timeout", "60", "--qga-agent", "/usr/bin/guestbench-agent",
+                "bench", "aes", "--seconds", "0.3", "--sizes", "16", "--no-save", target)
+        doc = json.loads(r.stdout) if r.stdout.startswith("{") else {"guests": [{}]}
+        res = doc["guests"][0].get("result") or {"metrics": []}
+        check("bench aes through qga: the one-shot agent runs the job to completion",
+              r.returncode == 0 and metric(res, "aes-128-gcm", block_size="16"),
+              (r.returncode, r.stderr))
+
+
 def main():
     image = build_image()
     guests = ["legacy", "tuned", "numa", "scsi"]
@@ -272,6 +304,11 @@ def main():
         for x in fl.guests:
             if any(not ok for n, ok, _ in results if n):
                 diag("%s console:\n%s" % (x.name, x.tail(1500)))
+    # after the fleet is gone: the host has two cores
+    try:
+        test_qga_only(image)
+    except Exception as e:
+        check("step qga-only ran", False, repr(e))
 
     named = [(n, ok, d) for n, ok, d in results if n]
     print("1..%d" % len(named))

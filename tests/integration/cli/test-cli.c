@@ -652,7 +652,9 @@ static void test_usage(void)
 		{ { "ping", "--timeout", "soon", "/a" }, 2, "", "--timeout" },
 		{ { "ping", "/a", "unix:/a" }, 2, "", "duplicate target" },
 		{ { "ping", "vsock:x:1" }, 2, "", "CID 'x'" },
-		{ { "ping", "libvirt:vm1" }, 2, "", "not supported yet" },
+		{ { "ping", "qga:" }, 2, "", "empty socket path" },
+		{ { "ping", "--qga-agent", "bin/agent", "qga:/x" }, 2, "", "not an absolute path" },
+		{ { "ping", "--qga-agent", "/bin/agent", "/x" }, 2, "", "no target is reached" },
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {

@@ -68,6 +68,25 @@ def cli(*args, timeout=60):
     return subprocess.run([CLI] + list(args), capture_output=True, text=True, timeout=timeout)
 
 
+PROM_SAMPLE = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*'
+                         r'(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*",?)*\})?'
+                         r' (-?[0-9.e+-]+|NaN|[+-]Inf)$')
+
+
+def prom_valid(text):
+    """Each line a HELP, a TYPE or a sample; each family's HELP/TYPE before its samples."""
+    declared = set()
+    for line in text.splitlines():
+        if line.startswith("# HELP ") or line.startswith("# TYPE "):
+            declared.add(line.split()[2])
+            continue
+        if not PROM_SAMPLE.match(line):
+            return False
+        if line.split("{")[0].split(" ")[0] not in declared:
+            return False
+    return bool(declared)
+
+
 def findings_by_rule(guest):
     out = {}
     for f in guest["result"]["findings"]:
@@ -114,6 +133,42 @@ def live_checks(doc):
         mtu = int(open("/sys/class/net/%s/mtu" % n["name"]).read())
         check("live: mtu of " + n["name"], n["mtu"] == mtu)
     check("live: kernel", facts["os"]["kernel_release"] == os.uname().release)
+
+
+diag_skip = []
+
+
+def qmp_checks(agents, target):
+    """A paused QEMU (no guest needed) with a cache=unsafe disk behind --qmp."""
+    img = os.path.join(agents.dir, "disk.img")
+    with open(img, "wb") as f:
+        f.truncate(1 << 20)
+    qmp = os.path.join(agents.dir, "qmp.sock")
+    q = subprocess.Popen(["qemu-system-x86_64", "-machine", "pc", "-accel", "tcg", "-S",
+                          "-nodefaults", "-display", "none",
+                          "-qmp", "unix:%s,server=on,wait=off" % qmp,
+                          "-drive", "file=%s,if=none,id=d0,format=raw,cache=unsafe" % img,
+                          "-device", "virtio-blk-pci,drive=d0"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while not os.path.exists(qmp) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        r = cli("--format", "json", "--qmp", qmp, "audit", target)
+        doc = json.loads(r.stdout)
+        g = doc["guests"][0]
+        check("--qmp: audit exit 1 for cache=unsafe", r.returncode == 1, r.stderr)
+        check("--qmp: HOST-CACHE-UNSAFE FAIL", "FAIL" in levels(g, "HOST-CACHE-UNSAFE"),
+              findings_by_rule(g).keys())
+        check("--qmp: the host view is in the result", "host" in g["result"])
+        r = cli("--format", "json", "--qmp", os.path.join(agents.dir, "none.sock"), "audit", target)
+        g = json.loads(r.stdout)["guests"][0]
+        check("--qmp to nowhere: a HOST-VIEW-ERRORS note, guest findings kept",
+              "NOTE" in levels(g, "HOST-VIEW-ERRORS") and
+              levels(g, "CPU-NO-AESNI") == ["PASS"], findings_by_rule(g).keys())
+    finally:
+        q.kill()
+        q.wait()
 
 
 def main():
@@ -183,10 +238,38 @@ def main():
         check("facts empty section: usage error", r.returncode == 2, r.stderr)
         r = cli("facts", "--steal-window", "99999", tuned)
         check("facts steal window out of range: usage error", r.returncode == 2, r.stderr)
-        r = cli("--format", "prom", "facts", tuned)
+        r = cli("--format", "html", "facts", tuned)
         check("facts refuses a format it cannot write", r.returncode == 2, r.stderr)
+
+        # Prometheus text exposition, as node_exporter's textfile collector reads it
+        prom = os.path.join(agents.dir, "audit.prom")
+        r = cli("--format", "prom", "-o", prom, "audit", legacy, tuned, dead)
+        text = open(prom).read() if os.path.exists(prom) else ""
+        check("prom audit written with -o, exit 3 for the dead guest", r.returncode == 3 and text,
+              r.stderr)
+        check("prom: every line is valid exposition", prom_valid(text), text[:2000])
+        check("prom: guestbench_up 0 for the dead guest",
+              re.search(r'^guestbench_up\{[^}]*guest="%s"[^}]*\} 0$' % re.escape(dead), text, re.M),
+              text[:600])
+        check("prom: the legacy FAIL finding",
+              re.search(r'^guestbench_audit_finding\{guest="%s",rule="CPU-NO-AESNI",level="FAIL",'
+                        % re.escape(legacy), text, re.M))
+        check("prom: worst level 3 for legacy",
+              re.search(r'^guestbench_audit_worst_level\{guest="%s"\} 3$' % re.escape(legacy),
+                        text, re.M))
+        r = cli("--format", "prom", "facts", legacy)
+        check("prom facts", r.returncode == 0 and prom_valid(r.stdout) and
+              'guestbench_fact_block_info{guest="%s",disk="sda",bus="ata"' % legacy in r.stdout,
+              r.stdout[:2000])
         r = cli("audit", "--list-rules")
         check("audit --list-rules", r.returncode == 0 and "CPU-NO-AESNI" in r.stdout, r.stdout)
+
+        # with --qmp: what only the host can see joins the guest's findings
+        qemu = shutil.which("qemu-system-x86_64")
+        if qemu:
+            qmp_checks(agents, tuned)
+        else:
+            diag_skip.append("qemu-system-x86_64 not installed: --qmp not checked")
 
         # the live system, through the real CLI
         r = cli("--format", "json", "facts", live)
@@ -196,6 +279,8 @@ def main():
         agents.stop()
 
     print("1..%d" % len(results))
+    for text in diag_skip:
+        print("# " + text)
     for i, (name, ok, detail) in enumerate(results, 1):
         print("%s %d - %s" % ("ok" if ok else "not ok", i, name))
         if not ok and detail:

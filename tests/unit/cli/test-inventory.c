@@ -32,13 +32,14 @@ static void test_inventory_good(void)
 	g_autofree char *dir = g_path_get_dirname(path);
 	g_autofree char *web2_sock = g_build_filename(dir, "web2.sock", NULL);
 	g_autofree char *web2_qmp = g_build_filename(dir, "qmp/web2.qmp", NULL);
+	g_autofree char *qga_sock = g_build_filename(dir, "qga/old.sock", NULL);
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GPtrArray) targets = cli_inventory_load(path, NULL, &error);
 	g_autofree char *origin = NULL;
 	CliTarget *t;
 
 	g_assert_no_error(error);
-	g_assert_cmpuint(targets->len, ==, 5);
+	g_assert_cmpuint(targets->len, ==, 6);
 	t = g_ptr_array_index(targets, 0);
 	g_assert_cmpstr(t->name, ==, "web1");
 	g_assert_cmpstr(t->path, ==, "/run/guestbench/web1.sock");
@@ -65,6 +66,10 @@ static void test_inventory_good(void)
 
 	t = find(targets, "indented");
 	g_assert_cmpstr(t->path, ==, "/run/guestbench/indented.sock");
+
+	t = find(targets, "qga-only");
+	g_assert_cmpint(t->scheme, ==, CLI_TARGET_QGA);
+	g_assert_cmpstr(t->path, ==, qga_sock);
 }
 
 /* The shipped example stays valid for this parser. */
@@ -133,9 +138,8 @@ static void test_inventory_bad_text(void)
 		{ "[guest a]\ntarget=\n", "x.ini:1: [guest a]: invalid target '': empty" },
 		{ "[guest a]\ntarget=unix:\n",
 		  "x.ini:1: [guest a]: invalid target 'unix:': empty" },
-		{ "[guest a]\ntarget=qga:/x\n",
-		  "x.ini:1: [guest a]: invalid target 'qga:/x': scheme "
-		  "'qga:' is not supported yet" },
+		{ "[guest a]\ntarget=qga:\n",
+		  "x.ini:1: [guest a]: invalid target 'qga:': empty socket path" },
 		{ "[guest a]\ntarget=vsock:0:1\n",
 		  "x.ini:1: [guest a]: invalid target 'vsock:0:1'" },
 		{ "[guest a]\ntarget=/a\ntags=web;;db\n",
@@ -231,7 +235,7 @@ static void test_inventory_selection(void)
 		guint n;
 		const char *first;
 	} cases[] = {
-		{ { NULL }, { NULL }, 5, "web1" },
+		{ { NULL }, { NULL }, 6, "web1" },
 		{ { "web", NULL }, { NULL }, 2, "web1" },
 		{ { "db", "staging", NULL }, { NULL }, 2, "web2" }, /* any of the tags */
 		{ { NULL }, { "web*", NULL }, 2, "web1" },

@@ -81,7 +81,7 @@ static void test_options_defaults(void)
 static void test_options_bad_values(void)
 {
 	assert_usage_error("--format xml ping /a", "unknown format 'xml'");
-	assert_usage_error("ping --format csv /a", "'ping' cannot write --format csv");
+	assert_usage_error("ping --format html /a", "'ping' cannot write --format html");
 	assert_usage_error("ping --format= /a", "unknown format ''");
 	assert_usage_error("ping --format", "Missing argument");
 	assert_usage_error("ping -j 0 /a", "invalid value '0' for --jobs");

@@ -46,6 +46,25 @@ static void test_target_vsock(void)
 	g_assert_cmpstr(key, ==, "vsock:3:1234");
 }
 
+static void test_target_qga(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(CliTarget) target = cli_target_parse("qga:/run/qga.sock", &error);
+	g_autoptr(CliTarget) plain = cli_target_parse("unix:/run/qga.sock", NULL);
+	g_autofree char *key = NULL;
+	g_autofree char *plain_key = NULL;
+
+	g_assert_no_error(error);
+	g_assert_cmpint(target->scheme, ==, CLI_TARGET_QGA);
+	g_assert_cmpstr(target->path, ==, "/run/qga.sock");
+	g_assert_null(target->agent_path);
+	key = cli_target_to_key(target);
+	g_assert_cmpstr(key, ==, "qga:/run/qga.sock");
+	/* another way of talking to that socket, so not the same target */
+	plain_key = cli_target_to_key(plain);
+	g_assert_cmpstr(key, !=, plain_key);
+}
+
 static void test_target_bad(void)
 {
 	struct {
@@ -72,9 +91,7 @@ static void test_target_bad(void)
 		{ "vsock:0:1", GB_ERROR_INVALID_ARGUMENT, "CID 0 cannot be connected to" },
 		{ "vsock:4294967295:1", GB_ERROR_INVALID_ARGUMENT, "CID 4294967295" },
 		{ "vsock:3:4294967295", GB_ERROR_INVALID_ARGUMENT, "PORT 4294967295" },
-		{ "qga:/run/qga.sock", GB_ERROR_NOT_SUPPORTED, "not supported yet" },
-		{ "libvirt:vm1", GB_ERROR_NOT_SUPPORTED, "not supported yet" },
-		{ "@fleet.ini", GB_ERROR_NOT_SUPPORTED, "not supported yet" },
+		{ "qga:", GB_ERROR_INVALID_ARGUMENT, "empty socket path" },
 		{ "\xff\xfe", GB_ERROR_INVALID_ARGUMENT, "UTF-8" },
 	};
 
@@ -148,6 +165,7 @@ int main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/cli/target/unix", test_target_unix);
 	g_test_add_func("/cli/target/vsock", test_target_vsock);
+	g_test_add_func("/cli/target/qga", test_target_qga);
 	g_test_add_func("/cli/target/bad", test_target_bad);
 	g_test_add_func("/cli/target/long-path", test_target_long_path);
 	g_test_add_func("/cli/target/duplicate", test_targets_duplicate);
