@@ -52,6 +52,15 @@ def build_image():
     return image
 
 
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
 def run_job(sock, test, params, timeout=600):
     s = Session(sock)
     try:
@@ -201,20 +210,39 @@ def test_aes_vs_openssl(g):
         check("openssl speed agrees that tuned is faster", r_ref > 1.2, r_ref)
 
 
-def test_disk_mem(sock):
-    st = run_job(sock, "disk", {"size": 8 << 20, "record_sizes": [4096, 1 << 20]})
-    check("bench disk on the guest's scratch disk", st["state"] == "done", st.get("error"))
-    if st["state"] == "done":
-        res = st["result"]
+def test_disk_mem_net(g, hostport):
+    """bench disk, mem and net through the real CLI, inside the tuned guest."""
+    sock = g.sock
+    r = cli("--format", "json", "--timeout", "120", "bench", "disk", "--size", "8M",
+            "--record", "4k,1M", "--no-save", sock)
+    res = json.loads(r.stdout)["guests"][0].get("result") if r.stdout.startswith("{") else None
+    check("bench disk on the guest's scratch disk", r.returncode == 0 and res, r.stderr)
+    if res:
         check("disk: all six tests at both record sizes",
               all(metric(res, "disk-throughput", test=t, record_size=str(rs))
                   for t in ("write", "rewrite", "read", "reread", "randread", "randwrite")
                   for rs in (4096, 1 << 20)))
         check("disk: O_DIRECT on ext4", res.get("direct") is True and res.get("filesystem") == "ext4",
               {k: res.get(k) for k in ("direct", "filesystem", "block_device")})
-    st = run_job(sock, "mem", {"size": 16 << 20})
-    check("bench mem", st["state"] == "done" and metric(st["result"], "page-fault", pages="4k"),
-          st.get("error"))
+    r = cli("--timeout", "120", "bench", "disk", "--size", "8M", "--record", "4k,1M", "--no-save",
+            sock)
+    diag("bench disk table from the tuned guest:\n" + r.stdout)
+    r = cli("--format", "json", "--timeout", "120", "bench", "mem", "--size", "16M", "--no-save",
+            sock)
+    res = json.loads(r.stdout)["guests"][0].get("result") if r.stdout.startswith("{") else None
+    check("bench mem", r.returncode == 0 and res and metric(res, "page-fault", pages="4k"),
+          r.stderr)
+    # net: the agent listens in the guest, QEMU forwards 127.0.0.1:hostport to it (loopback only)
+    r = cli("--format", "json", "--timeout", "120", "bench", "net", "--guest-listen", "5201",
+            "--connect", "127.0.0.1:%d" % hostport, "--direction", "both", "--seconds", "2",
+            "--omit", "0", "--no-save", sock)
+    res = json.loads(r.stdout)["guests"][0].get("result") if r.stdout.startswith("{") else None
+    check("bench net over user-net hostfwd, both directions",
+          r.returncode == 0 and res and metric(res, "tcp-throughput", direction="host-to-guest") and
+          metric(res, "tcp-throughput", direction="guest-to-host"), (r.returncode, r.stderr))
+    if res:
+        check("net: the guest's CPU use is part of the result",
+              any(m["metric"] == "guest-cpu-busy" for m in res["metrics"]))
 
 
 def test_idle(g):
@@ -284,7 +312,8 @@ def test_qga_only(image):
 def main():
     image = build_image()
     guests = ["legacy", "tuned", "numa", "scsi"]
-    opts = {"legacy": {"run": "both"}, "tuned": {"run": "both"}}
+    hostport = free_port()
+    opts = {"legacy": {"run": "both"}, "tuned": {"run": "both", "hostfwd": (hostport, 5201)}}
     with fleet.Fleet(os.path.join(WORK, "run"), image, guests, **opts) as fl:
         g = {x.name: x for x in fl.guests}
         steps = [
@@ -292,7 +321,7 @@ def main():
             ("audit", lambda: test_audit(g)),
             ("disconnect", lambda: test_job_survives_disconnect(g["tuned"].sock)),
             ("aes", lambda: test_aes_vs_openssl(g)),
-            ("disk+mem", lambda: test_disk_mem(g["tuned"].sock)),
+            ("disk+mem+net", lambda: test_disk_mem_net(g["tuned"], hostport)),
             ("idle", lambda: test_idle(g["legacy"])),
             ("killed", lambda: test_guest_killed(g)),
         ]
