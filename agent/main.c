@@ -3,20 +3,25 @@
 
 #include "config.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <glib-unix.h>
 
 #include "agent-config.h"
 #include "bench.h"
 #include "dispatch.h"
+#include "privilege.h"
 #include "transport.h"
 
 #define AGENT_EXIT_OK 0
 #define AGENT_EXIT_ERROR 1
 #define AGENT_EXIT_USAGE 2
+/* How often a one-shot gb-bench-start looks at its job (and for SIGTERM/SIGINT). */
+#define AGENT_ONESHOT_JOB_POLL_MS 20
 
 typedef struct {
 	AgentContext ctx;
@@ -115,6 +120,46 @@ static gboolean agent_oneshot_cb(const char *msg, gsize len, const GError *error
 	return TRUE;
 }
 
+/*
+ * qemu-ga's guest-exec runs one process per request, so a job that a one-shot
+ * agent started could never be polled: gb-bench-start waits for its job and
+ * answers with the final gb-bench-status reply instead (PROTOCOL.md, "Through
+ * qemu-ga"). SIGTERM/SIGINT cancel the job, which then reports "cancelled".
+ * Takes reply; returns the reply to print.
+ */
+static GString *agent_oneshot_wait_job(AgentMain *self, GString *reply_owned,
+                                       const sigset_t *signals)
+{
+	g_autoptr(GString) reply = reply_owned;
+	g_autoptr(JsonNode) id = NULL;
+	g_autoptr(JsonNode) ret = gb_reply_parse(reply->str, reply->len, &id, NULL);
+	g_autoptr(JsonObject) args = json_object_new();
+	JsonObject *obj = NULL;
+	gint64 job = 0;
+
+	/* an error or a dry run: no job runs */
+	if (ret == NULL || !gb_json_node_get_object(ret, "reply", &obj, NULL) ||
+	    !gb_json_get_int(obj, "job", GB_JSON_REQUIRED, 1, G_MAXINT64, &job, NULL))
+		return g_steal_pointer(&reply);
+	json_object_set_int_member(args, "job", job);
+	for (;;) {
+		g_autoptr(GError) error = NULL;
+		g_autoptr(JsonNode) status = agent_cmd_bench_status(&self->ctx, args, &error);
+		struct timespec ts = { 0, AGENT_ONESHOT_JOB_POLL_MS * 1000L * 1000L };
+		const char *state = NULL;
+
+		if (status == NULL || !gb_json_node_get_object(status, "status", &obj, &error) ||
+		    !gb_json_get_string(obj, "state", GB_JSON_REQUIRED, &state, &error))
+			return gb_reply_error(error, id);
+		if (g_strcmp0(state, "running") != 0)
+			return gb_reply_return(status, id);
+		if (sigtimedwait(signals, NULL, &ts) > 0) {
+			g_autoptr(JsonNode) cancelled = agent_cmd_bench_cancel(&self->ctx, args, NULL);
+			g_debug("signal received, cancelling job %" G_GINT64_FORMAT, job);
+		}
+	}
+}
+
 /* --oneshot: the request comes from argv, the reply goes to stdout. */
 static int agent_run_oneshot(AgentMain *self, const char *request)
 {
@@ -122,7 +167,16 @@ static int agent_run_oneshot(AgentMain *self, const char *request)
 	g_autoptr(GbFramer) framer = gb_framer_new(config->max_message_size, config->max_depth);
 	AgentOneshot oneshot = { .self = self };
 	g_autoptr(GString) reply = NULL;
+	g_autoptr(GbRequest) req = gb_request_parse(request, strlen(request), NULL, NULL);
+	gboolean bench_start = req != NULL && g_strcmp0(req->execute, "gb-bench-start") == 0;
+	sigset_t signals;
 
+	/* blocked before the job's thread exists, so that only sigtimedwait() sees them */
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGINT);
+	if (bench_start)
+		pthread_sigmask(SIG_BLOCK, &signals, NULL);
 	gb_framer_push(framer, (const guint8 *)request, strlen(request), agent_oneshot_cb,
 	               &oneshot);
 	/* ends a top-level scalar */
@@ -138,6 +192,8 @@ static int agent_run_oneshot(AgentMain *self, const char *request)
 		return agent_usage_error("--oneshot needs a request, e.g. "
 		                         "'{\"execute\": \"guest-ping\"}'");
 	}
+	if (bench_start && reply != NULL)
+		reply = agent_oneshot_wait_job(self, g_steal_pointer(&reply), &signals);
 	if (reply != NULL && fwrite(reply->str, 1, reply->len, stdout) != reply->len) {
 		g_printerr("guestbench-agent: cannot write the reply to stdout\n");
 		return AGENT_EXIT_ERROR;
@@ -238,6 +294,7 @@ int main(int argc, char **argv)
 		  NULL },
 		{ NULL },
 	};
+	sigset_t quit_signals;
 	int rc;
 
 	/* before anything can start a thread: SIGIO must stay blocked in all of them */
@@ -291,6 +348,13 @@ int main(int argc, char **argv)
 	self.ctx.config = config;
 
 	if (opts.oneshot != NULL) {
+		/* nothing to open: drop at once (SECURITY.md) */
+		if (!agent_privilege_drop(&error)) {
+			g_printerr("guestbench-agent: cannot drop privileges: %s\n",
+			           error->message);
+			agent_options_clear(&opts);
+			return AGENT_EXIT_ERROR;
+		}
 		rc = agent_run_oneshot(&self, opts.oneshot);
 		agent_jobs_shutdown(&self.ctx);
 		agent_options_clear(&opts);
@@ -299,9 +363,16 @@ int main(int argc, char **argv)
 	agent_options_clear(&opts);
 
 	self.loop = g_main_loop_new(NULL, FALSE);
-	/* before the socket exists: a client may signal us as soon as it can connect */
-	g_unix_signal_add(SIGTERM, agent_main_quit_cb, &self);
-	g_unix_signal_add(SIGINT, agent_main_quit_cb, &self);
+	/*
+	 * A client may signal us as soon as it can connect: hold SIGTERM/SIGINT
+	 * from before the socket exists until their sources are in place. Those
+	 * sources start GLib's worker thread, and capabilities are per thread, so
+	 * the privileges go first (SECURITY.md).
+	 */
+	sigemptyset(&quit_signals);
+	sigaddset(&quit_signals, SIGTERM);
+	sigaddset(&quit_signals, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &quit_signals, NULL);
 	transport =
 	    agent_transport_new(config, agent_main_handle, agent_main_closed, &self, &error);
 	if (transport == NULL) {
@@ -309,6 +380,16 @@ int main(int argc, char **argv)
 		g_main_loop_unref(self.loop);
 		return AGENT_EXIT_ERROR;
 	}
+	/* the port is open: from here on nothing needs a capability */
+	if (!agent_privilege_drop(&error)) {
+		g_printerr("guestbench-agent: cannot drop privileges: %s\n", error->message);
+		g_clear_pointer(&transport, agent_transport_free);
+		g_main_loop_unref(self.loop);
+		return AGENT_EXIT_ERROR;
+	}
+	g_unix_signal_add(SIGTERM, agent_main_quit_cb, &self);
+	g_unix_signal_add(SIGINT, agent_main_quit_cb, &self);
+	pthread_sigmask(SIG_UNBLOCK, &quit_signals, NULL);
 	g_main_loop_run(self.loop);
 
 	/* stop a running benchmark before its context goes away */

@@ -400,6 +400,21 @@ static gboolean gb_json_is_structural(char c)
  * Integers beyond gint64 are rewritten as doubles, as qemu-ga treats them
  * ("expected: integer"). Returns the text to parse: data itself or *rewritten.
  */
+/* The value of 4 hex digits at p, or G_MAXUINT when there are not 4. */
+static guint gb_json_hex4(const char *p, gsize avail)
+{
+	guint v = 0;
+
+	if (avail < 4)
+		return G_MAXUINT;
+	for (guint k = 0; k < 4; k++) {
+		if (!g_ascii_isxdigit(p[k]))
+			return G_MAXUINT;
+		v = v * 16 + (guint)g_ascii_xdigit_value(p[k]);
+	}
+	return v;
+}
+
 static const char *gb_json_prescan(const char *data, gsize len, GString **rewritten, gsize *out_len,
                                    GError **error)
 {
@@ -422,6 +437,37 @@ static const char *gb_json_prescan(const char *data, gsize len, GString **rewrit
 				g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
 				                    "JSON parse error, \\u0000 is not supported");
 				return NULL;
+			}
+			/* json-glib's scanner also takes C escapes such as "\640" (octal),
+			 * which decode to bytes that are not UTF-8 (found by fuzz-reply):
+			 * JSON allows only these */
+			if (escape && strchr("\"\\/bfnrtu", c) == NULL) {
+				g_set_error(error, GB_ERROR, GB_ERROR_PARSE,
+				            "JSON parse error, invalid escape '\\%c' in a string",
+				            g_ascii_isprint(c) ? c : '?');
+				return NULL;
+			}
+			/* json-glib turns a lone surrogate into bytes that are not UTF-8
+			 * (found by test-hostile): only a high+low pair is a character */
+			if (escape && c == 'u') {
+				guint hi = gb_json_hex4(data + i + 1, len - i - 1);
+
+				if (hi >= 0xd800 && hi <= 0xdbff && len - i > 10 &&
+				    data[i + 5] == '\\' && data[i + 6] == 'u') {
+					guint lo = gb_json_hex4(data + i + 7, len - i - 7);
+					if (lo >= 0xdc00 && lo <= 0xdfff) {
+						i += 10;
+						escape = FALSE;
+						continue;
+					}
+				}
+				if (hi >= 0xd800 && hi <= 0xdfff) {
+					g_set_error_literal(
+					    error, GB_ERROR, GB_ERROR_PARSE,
+					    "JSON parse error, lone UTF-16 surrogate "
+					    "in a string");
+					return NULL;
+				}
 			}
 			if (escape)
 				escape = FALSE;
@@ -553,8 +599,9 @@ JsonNode *gb_json_parse(const char *data, gsize len, GError **error)
 	parser = json_parser_new();
 	g_signal_connect(parser, "object-member", G_CALLBACK(gb_json_object_member_cb), &check);
 	if (!json_parser_load_from_data(parser, text, (gssize)text_len, &error_local)) {
-		g_set_error(error, GB_ERROR, GB_ERROR_PARSE, "JSON parse error, %s",
-		            error_local->message);
+		/* json-glib quotes the offending input, which may be any bytes */
+		g_autofree char *msg = g_utf8_make_valid(error_local->message, -1);
+		g_set_error(error, GB_ERROR, GB_ERROR_PARSE, "JSON parse error, %s", msg);
 		return NULL;
 	}
 	if (check.duplicate) {
@@ -571,11 +618,60 @@ JsonNode *gb_json_parse(const char *data, gsize len, GError **error)
 	return root;
 }
 
+/*
+ * json-glib 1.6 prints a double with "%.17g" and appends ".0" when there is
+ * no '.', also after an exponent: 1e+20 comes out as "1e+20.0", which is not
+ * JSON (found by fuzz-dispatch echoing the id 4E-70). Outside strings, a ".0"
+ * right after exponent digits is always that artefact: drop it in place.
+ */
+static gsize gb_json_fix_exponents(char *text, gsize len)
+{
+	gboolean in_string = FALSE;
+	gsize out = 0;
+
+	for (gsize i = 0; i < len; i++) {
+		char c = text[i];
+
+		text[out++] = c;
+		if (in_string) {
+			if (c == '\\' && i + 1 < len)
+				text[out++] = text[++i];
+			else if (c == '"')
+				in_string = FALSE;
+			continue;
+		}
+		if (c == '"') {
+			in_string = TRUE;
+			continue;
+		}
+		if ((c == 'e' || c == 'E') && out >= 2 && g_ascii_isdigit(text[out - 2])) {
+			gsize j = i + 1;
+
+			if (j < len && (text[j] == '+' || text[j] == '-'))
+				text[out++] = text[j++];
+			while (j < len && g_ascii_isdigit(text[j]))
+				text[out++] = text[j++];
+			if (j + 1 < len && text[j] == '.' && text[j + 1] == '0' &&
+			    (j + 2 >= len || !g_ascii_isdigit(text[j + 2])))
+				j += 2;
+			i = j - 1;
+		}
+	}
+	text[out] = '\0';
+	return out;
+}
+
 char *gb_json_to_string(JsonNode *node, gsize *len)
 {
 	g_autoptr(JsonGenerator) gen = json_generator_new();
+	gsize n = 0;
+	char *text;
 
 	json_generator_set_pretty(gen, FALSE);
 	json_generator_set_root(gen, node);
-	return json_generator_to_data(gen, len);
+	text = json_generator_to_data(gen, &n);
+	n = gb_json_fix_exponents(text, n);
+	if (len != NULL)
+		*len = n;
+	return text;
 }

@@ -828,7 +828,6 @@ static JsonNode *disk_run(AgentBenchContext *ctx, JsonObject *params, GError **e
 	const AgentConfig *config = ctx->config;
 	g_autofree char *rdir = NULL;
 	g_autoptr(GArray) records = NULL;
-	g_auto(GStrv) tests = NULL;
 	gboolean want[DISK_TEST_LAST] = { FALSE };
 	gboolean direct = TRUE;
 	gboolean do_fsync = TRUE;

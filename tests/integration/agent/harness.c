@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -38,8 +39,14 @@ int harness_connect(const char *path)
 	return fd;
 }
 
+static void harness_child_setup(gpointer user_data)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
 void harness_start(Harness *h, const char *const *argv)
 {
+	g_autoptr(GSubprocessLauncher) launcher = NULL;
 	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GError) error = NULL;
 	gint64 deadline = g_get_monotonic_time() + HARNESS_TIMEOUT_MS * 1000;
@@ -53,8 +60,10 @@ void harness_start(Harness *h, const char *const *argv)
 			g_ptr_array_add(args, g_strdup(argv[i]));
 	}
 	g_ptr_array_add(args, NULL);
-	h->proc =
-	    g_subprocess_newv((const char *const *)args->pdata, G_SUBPROCESS_FLAGS_NONE, &error);
+	launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_NONE);
+	/* a test that aborts before harness_stop() must not leave its agent behind */
+	g_subprocess_launcher_set_child_setup(launcher, harness_child_setup, NULL, NULL);
+	h->proc = g_subprocess_launcher_spawnv(launcher, (const char *const *)args->pdata, &error);
 	g_assert_no_error(error);
 
 	/* the socket exists before listen(): retry until a connect succeeds */
@@ -270,6 +279,51 @@ guint64 harness_proc_rss_kib(GPid pid)
 	p = strstr(contents, "\nVmRSS:");
 	g_assert_nonnull(p);
 	return g_ascii_strtoull(p + strlen("\nVmRSS:"), NULL, 10);
+}
+
+guint64 harness_proc_status_kib(GPid pid, const char *field)
+{
+	g_autofree char *fn = g_strdup_printf("/proc/%d/status", pid);
+	g_autofree char *contents = NULL;
+	g_autofree char *key = g_strdup_printf("\n%s:", field);
+	const char *p;
+
+	g_assert_true(g_file_get_contents(fn, &contents, NULL, NULL));
+	p = strstr(contents, key);
+	g_assert_nonnull(p);
+	return g_ascii_strtoull(p + strlen(key), NULL, 10);
+}
+
+void harness_send_reading(int fd, const void *data, gsize len, GByteArray *buf)
+{
+	const guint8 *p = data;
+	gint64 deadline = g_get_monotonic_time() + (gint64)HARNESS_TIMEOUT_MS * 1000;
+
+	while (len > 0) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN | POLLOUT };
+		guint8 tmp[65536];
+
+		g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		if (pfd.revents & POLLIN) {
+			ssize_t n = recv(fd, tmp, sizeof(tmp), MSG_DONTWAIT);
+			if (n > 0) {
+				g_byte_array_append(buf, tmp, (guint)n);
+				deadline = g_get_monotonic_time() + (gint64)HARNESS_TIMEOUT_MS * 1000;
+			}
+		}
+		if (pfd.revents & POLLOUT) {
+			ssize_t n = send(fd, p, MIN(len, 65536), MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				continue;
+			g_assert_cmpint(n, >, 0);
+			p += n;
+			len -= (gsize)n;
+			deadline = g_get_monotonic_time() + (gint64)HARNESS_TIMEOUT_MS * 1000;
+		}
+		g_assert_false(pfd.revents & (POLLERR | POLLNVAL));
+	}
 }
 
 int harness_run_agent(const char *const *argv, const char *stdin_data, char **out, char **err)

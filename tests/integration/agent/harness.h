@@ -52,6 +52,13 @@ char *harness_get_id(JsonNode *reply);
 guint64 harness_proc_cpu_ticks(GPid pid);
 guint64 harness_proc_rss_kib(GPid pid);
 GPid harness_pid(GSubprocess *proc);
+/* A "Name:  N kB" field of /proc/PID/status (e.g. "VmHWM") in KiB. */
+guint64 harness_proc_status_kib(GPid pid, const char *field);
+/*
+ * Writes len bytes while reading whatever comes back into buf, so that a
+ * peer that stops reading until its replies are read cannot deadlock us.
+ */
+void harness_send_reading(int fd, const void *data, gsize len, GByteArray *buf);
 
 /* Runs $GB_AGENT with argv and optional stdin; returns the exit status. */
 int harness_run_agent(const char *const *argv, const char *stdin_data, char **out, char **err);
