@@ -250,6 +250,25 @@ static gboolean cli_inventory_check_tags(char **tags, GError **error)
 	return TRUE;
 }
 
+/*
+ * g_key_file_get_string() returns a value AND sets an error when the value has
+ * an invalid escape (such as \4): take the value only when no error was set.
+ */
+static char *cli_inventory_get_string(GKeyFile *kf, const char *kf_group, const char *key,
+                                      GError **error)
+{
+	g_autoptr(GError) error_local = NULL;
+	g_autofree char *value = g_key_file_get_string(kf, kf_group, key, &error_local);
+
+	if (error_local != NULL) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "%s= cannot be read (an invalid escape such as \\4?): %s", key,
+		            error_local->message);
+		return NULL;
+	}
+	return g_steal_pointer(&value);
+}
+
 static CliTarget *cli_inventory_build(GKeyFile *kf, const char *dir, CliInventoryGroup *group,
                                       const CliTargetOptions *opts, GError **error)
 {
@@ -262,7 +281,7 @@ static CliTarget *cli_inventory_build(GKeyFile *kf, const char *dir, CliInventor
 		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT, "no target=");
 		return NULL;
 	}
-	text = g_key_file_get_string(kf, kf_group, "target", error);
+	text = cli_inventory_get_string(kf, kf_group, "target", error);
 	if (text == NULL)
 		return NULL;
 	if (text[0] == '@') {
@@ -275,8 +294,7 @@ static CliTarget *cli_inventory_build(GKeyFile *kf, const char *dir, CliInventor
 	if (target == NULL)
 		return NULL;
 	if ((target->scheme == CLI_TARGET_UNIX || target->scheme == CLI_TARGET_QGA) &&
-	    target->path != NULL &&
-	    !g_path_is_absolute(target->path)) {
+	    target->path != NULL && !g_path_is_absolute(target->path)) {
 		char *path = cli_inventory_anchor(dir, target->path, error);
 		if (path == NULL)
 			return NULL;
@@ -294,7 +312,7 @@ static CliTarget *cli_inventory_build(GKeyFile *kf, const char *dir, CliInventor
 			return NULL;
 	}
 	if (g_hash_table_contains(group->key_lines, "qmp")) {
-		qmp = g_key_file_get_string(kf, kf_group, "qmp", error);
+		qmp = cli_inventory_get_string(kf, kf_group, "qmp", error);
 		if (qmp == NULL)
 			return NULL;
 		if (qmp[0] == '\0') {
@@ -308,7 +326,7 @@ static CliTarget *cli_inventory_build(GKeyFile *kf, const char *dir, CliInventor
 			return NULL;
 	}
 	if (g_hash_table_contains(group->key_lines, "agent_path")) {
-		target->agent_path = g_key_file_get_string(kf, kf_group, "agent_path", error);
+		target->agent_path = cli_inventory_get_string(kf, kf_group, "agent_path", error);
 		if (target->agent_path == NULL)
 			return NULL;
 		/* a path inside the guest: no directory here to make it relative to */

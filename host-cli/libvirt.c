@@ -250,8 +250,10 @@ CliLibvirtDomain *cli_libvirt_domain_parse(const char *xml, gssize len, GError *
 	                                 NULL);
 	if (!g_markup_parse_context_parse(ctx, xml, size, &error_local) ||
 	    !g_markup_parse_context_end_parse(ctx, &error_local)) {
-		g_set_error(error, GB_ERROR, GB_ERROR_PARSE, "invalid domain XML: %s",
-		            error_local->message);
+		/* GMarkup quotes the offending bytes, which need not be UTF-8 */
+		g_autofree char *msg = g_utf8_make_valid(error_local->message, -1);
+
+		g_set_error(error, GB_ERROR, GB_ERROR_PARSE, "invalid domain XML: %s", msg);
 		cli_libvirt_parser_clear(&p);
 		return NULL;
 	}

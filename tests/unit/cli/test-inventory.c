@@ -142,6 +142,9 @@ static void test_inventory_bad_text(void)
 		  "x.ini:1: [guest a]: invalid target 'qga:': empty socket path" },
 		{ "[guest a]\ntarget=vsock:0:1\n",
 		  "x.ini:1: [guest a]: invalid target 'vsock:0:1'" },
+		/* GKeyFile returns a value and an error for a bad escape: one error only */
+		{ "[guest a]\ntarget=vsock:7\\4000\n", "x.ini:1: [guest a]: target= cannot be read" },
+		{ "[guest a]\ntarget=/a\nqmp=/q\\4\n", "x.ini:1: [guest a]: qmp= cannot be read" },
 		{ "[guest a]\ntarget=/a\ntags=web;;db\n",
 		  "x.ini:1: [guest a]: empty tag in tags=" },
 		{ "[guest a]\ntarget=/a\ntags=we b\n", "x.ini:1: [guest a]: tag 'we b' contains" },
