@@ -133,6 +133,7 @@ typedef struct {
 	char *qmp;          /* --qmp PATH: the monitor of the single target (hostview.h) */
 	char *host_sysroot; /* --host-sysroot DIR: where host files are read, NULL for / */
 	char *qga_agent;    /* --qga-agent PATH: the agent binary in qga: guests (qga.h) */
+	char **hosts;       /* --hosts HOST[,HOST...]: run on these hypervisors (remote.h) */
 } CliOptions;
 
 typedef enum {
@@ -200,6 +201,7 @@ struct _CliApp {
 	CliOptions opts;
 	CliAction action;
 	char *help_text;
+	char **argv; /* the command line as given, for --hosts (remote.h) */
 	const CliCommand *command;
 	GPtrArray *args;    /* positional arguments after the command (char *) */
 	GPtrArray *targets; /* CliTarget, in command-line order */

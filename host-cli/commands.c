@@ -10,6 +10,8 @@
 #include "cmd-compare.h"
 #include "audit.h"
 #include "cmd-discover.h"
+#include "cmd-merge.h"
+#include "remote.h"
 #include "cmd-bench.h"
 #include "cmd-facts.h"
 #include "commands.h"
@@ -443,6 +445,16 @@ static const CliCommand cli_commands[] = {
 	    .run = cli_discover_run,
 	},
 	{
+	    .name = "merge",
+	    .parameter_string = "merge FILE...",
+	    .summary = "Merge saved JSON documents of several hypervisors, each guest with its host",
+	    .description = CLI_MERGE_DESCRIPTION,
+	    .prepare = cli_merge_prepare,
+	    .render_csv = cli_merge_render_csv,
+	    .render_prom = cli_merge_render_prom,
+	    .run = cli_merge_run,
+	},
+	{
 	    .name = "host-check",
 	    .parameter_string = "host-check",
 	    .summary = "Check this hypervisor host: KVM, nested, vhost-net, hugepages, THP, AES-NI",
@@ -717,6 +729,8 @@ static const GOptionEntry cli_common_entries[] = {
 	  "Only inventory guests whose name matches GLOB (repeatable: any)", "GLOB" },
 	{ "libvirt-dir", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
 	  "libvirt's live domain XML directory (default /run/libvirt/qemu)", "DIR" },
+	{ "hosts", '\0', 0, G_OPTION_ARG_CALLBACK, cli_remote_option_cb,
+	  "Run on these hypervisors over ssh and merge (repeatable)", "HOST,..." },
 	{ "quiet", 'q', G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, cli_option_flag_cb,
 	  "No progress; the table lists only guests that are not ok", NULL },
 	{ "color", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_color_cb,
@@ -762,7 +776,8 @@ static gboolean cli_option_takes_value(const char *arg)
 	static const char *const long_names[] = { "format",  "output", "jobs",
 		                                  "timeout", "color",  "qmp",
 		                                  "host-sysroot", "deadline", "inventory",
-		                                  "tag",          "name",     "libvirt-dir", "qga-agent", NULL };
+		                                  "tag",          "name",     "libvirt-dir", "qga-agent",
+		                                  "hosts",        NULL };
 
 	if (arg[1] == '-')
 		return strchr(arg, '=') == NULL && g_strv_contains(long_names, arg + 2);
@@ -902,6 +917,8 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 		return FALSE;
 	}
 	args = cli_normalize_args(argv);
+	g_strfreev(app->argv);
+	app->argv = g_strdupv((char **)argv);
 	cmd_idx = cli_find_command(args);
 	if (cmd_idx > 0) {
 		cmd_name = g_ptr_array_index(args, cmd_idx);
@@ -948,6 +965,8 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 	if (command->prepare != NULL && !command->prepare(app, app->args, error))
 		return FALSE;
 	/* prepare() may answer by itself (audit --list-rules) */
+	if (app->action == CLI_ACTION_RUN && app->opts.hosts != NULL)
+		return cli_remote_prepare(app, error);
 	if (command->run != NULL || app->action != CLI_ACTION_RUN)
 		return TRUE;
 	if (!cli_app_check_output(app, error))
@@ -1007,6 +1026,8 @@ void cli_app_free(CliApp *app)
 	g_free(app->opts.qmp);
 	g_free(app->opts.host_sysroot);
 	g_free(app->opts.qga_agent);
+	g_strfreev(app->opts.hosts);
+	g_strfreev(app->argv);
 	g_free(app->help_text);
 	g_object_unref(app->cancellable);
 	/* let closed sessions' sources go before the context */
@@ -1032,6 +1053,8 @@ int cli_app_run(CliApp *app)
 {
 	g_autoptr(GError) error = NULL;
 
+	if (app->opts.hosts != NULL)
+		return cli_remote_run(app);
 	if (app->command->run != NULL) {
 		int rc = app->command->run(app, &error);
 		if (error != NULL)

@@ -10,9 +10,12 @@ The binaries come from GB_AGENT and GB_CLI (set by tests/meson.build).
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 SKIP = 77
 
@@ -383,6 +386,364 @@ def check_selftest():
     return finish(problems)
 
 
+# ---- the daily audit (guestbench-audit.timer/.service) ----------------------
+
+
+def unit_lines(text, key):
+    return [l.split("=", 1)[1] for l in text.splitlines() if l.startswith(key + "=")]
+
+
+AUDIT_SERVICE_REQUIRED = [
+    r"^Type=oneshot$",
+    r"^EnvironmentFile=-/\S+/default/guestbench-audit$",
+    r"^ExecCondition=/\S+/guestbench-audit-run --check$",
+    r"^ExecStart=/\S+/guestbench-audit-run$",
+    r"^SuccessExitStatus=1 3$",
+    r"^NoNewPrivileges=yes$",
+    r"^ProtectSystem=(full|strict)$",
+    r"^ProtectHome=yes$",
+    r"^PrivateTmp=yes$",
+    r"^RestrictAddressFamilies=AF_UNIX AF_VSOCK$",
+    r"^SystemCallFilter=@system-service$",
+]
+AUDIT_TIMER_REQUIRED = [
+    r"^OnCalendar=daily$",
+    r"^RandomizedDelaySec=\S+$",
+    r"^Persistent=true$",
+    r"^WantedBy=timers\.target$",
+]
+
+
+def check_audit_units(service, timer, wrapper, defaults):
+    """Both units as shipped, systemd-analyze verify, and the settings file."""
+    problems = []
+    with open(service, encoding="utf-8") as f:
+        stext = f.read()
+    with open(timer, encoding="utf-8") as f:
+        ttext = f.read()
+    for path, text, required in ((service, stext, AUDIT_SERVICE_REQUIRED),
+                                 (timer, ttext, AUDIT_TIMER_REQUIRED)):
+        if re.search(r"@[A-Z_]+@", text):
+            problems.append(f"{path}: an @VARIABLE@ was left unsubstituted")
+        for pattern in required:
+            if not re.search(pattern, text, re.M):
+                problems.append(f"{path}: no line matching {pattern}")
+    if "[Install]" in stext:
+        problems.append(f"{service}: the timer starts it; an [Install] would let it be enabled too")
+
+    # Every variable of the settings file is one the script reads, and back.
+    with open(wrapper, encoding="utf-8") as f:
+        script = f.read()
+    with open(defaults, encoding="utf-8") as f:
+        dlines = f.read().splitlines()
+    set_vars = [l[1:].split("=", 1)[0] for l in dlines if re.fullmatch(r"#GUESTBENCH_[A-Z_]+=.*", l)]
+    read_vars = set(re.findall(r"\$\{(GUESTBENCH_[A-Z_]+)", script))
+    if set(set_vars) != read_vars:
+        problems.append(f"{defaults} sets {sorted(set_vars)}, the script reads {sorted(read_vars)}")
+    if [l for l in dlines if l.strip() and not l.startswith("#")]:
+        problems.append(f"{defaults}: every setting must ship commented out")
+    proc = run(["sh", "-n", wrapper], check=False)
+    if proc.returncode != 0:
+        problems.append(f"{wrapper}: sh -n: {proc.stderr.strip()}")
+
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        print("systemd-analyze not found: verify skipped", file=sys.stderr)
+        return finish(problems)
+    # verify wants the Exec programs to exist: point them at the script just built.
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "guestbench-audit-run")
+        shutil.copy(wrapper, exe)
+        os.chmod(exe, 0o755)
+        scopy = os.path.join(tmp, "guestbench-audit.service")
+        tcopy = os.path.join(tmp, "guestbench-audit.timer")
+        with open(scopy, "w", encoding="utf-8") as f:
+            f.write(re.sub(r"^(Exec\w+=)/\S+/guestbench-audit-run", rf"\1{exe}", stext,
+                           flags=re.M))
+        shutil.copy(timer, tcopy)
+        proc = run([analyze, "verify", "--man=no", tcopy, scopy], check=False)
+        noise = [l for l in proc.stderr.splitlines() if l.strip() and not
+                 re.search(r"Failed to .*(bus|D-Bus|connect)|Unit .* not found|"
+                           r"(libvirtd|virtqemud)\.service", l)]
+        if proc.returncode != 0 or noise:
+            problems.append(f"systemd-analyze verify: exit {proc.returncode}: "
+                            + "\n".join(noise or proc.stderr.splitlines()))
+        # The check sees a broken unit, or the test above could pass blindly.
+        with open(scopy, "a", encoding="utf-8") as f:
+            f.write("SuccessExitStatus=frobnicate\nNoSuchKey=1\n")
+        proc = run([analyze, "verify", "--man=no", scopy], check=False)
+        if "NoSuchKey" not in proc.stderr and "frobnicate" not in proc.stderr:
+            problems.append("systemd-analyze verify does not see a broken unit: "
+                            + proc.stderr.strip())
+    return finish(problems)
+
+
+def rules_structure(doc):
+    """Problems of a Prometheus rule file, as a parsed YAML document."""
+    problems = []
+    if not isinstance(doc, dict) or set(doc) != {"groups"} or not isinstance(doc["groups"], list):
+        return ["the top level must be a mapping with only 'groups', a list"]
+    names = set()
+    for group in doc["groups"]:
+        if not isinstance(group, dict) or not isinstance(group.get("name"), str):
+            problems.append(f"a group without a name: {group!r}")
+            continue
+        if group["name"] in names:
+            problems.append(f"group {group['name']} twice")
+        names.add(group["name"])
+        extra = set(group) - {"name", "interval", "limit", "rules"}
+        if extra:
+            problems.append(f"group {group['name']}: unknown keys {sorted(extra)}")
+        rules = group.get("rules")
+        if not isinstance(rules, list) or not rules:
+            problems.append(f"group {group['name']}: no rules")
+            continue
+        for rule in rules:
+            if not isinstance(rule, dict):
+                problems.append(f"group {group['name']}: a rule is not a mapping")
+                continue
+            what = rule.get("alert", rule.get("record"))
+            if ("alert" in rule) == ("record" in rule) or not isinstance(what, str) \
+                    or not re.fullmatch(r"[a-zA-Z_:][a-zA-Z0-9_:]*", what):
+                problems.append(f"rule {rule!r}: needs exactly one of alert/record, a valid name")
+                continue
+            extra = set(rule) - {"alert", "record", "expr", "for", "keep_firing_for",
+                                 "labels", "annotations"}
+            if extra:
+                problems.append(f"rule {what}: unknown keys {sorted(extra)}")
+            if not isinstance(rule.get("expr"), str) or not rule["expr"].strip():
+                problems.append(f"rule {what}: no expr")
+            elif rule["expr"].count("(") != rule["expr"].count(")") or \
+                    rule["expr"].count("{") != rule["expr"].count("}"):
+                problems.append(f"rule {what}: unbalanced expr {rule['expr']}")
+            if "for" in rule and not re.fullmatch(r"(\d+(ms|s|m|h|d|w|y))+", str(rule["for"])):
+                problems.append(f"rule {what}: bad duration for: {rule['for']}")
+            for key in ("labels", "annotations"):
+                value = rule.get(key, {})
+                if not isinstance(value, dict) or \
+                        not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+                    problems.append(f"rule {what}: {key} must map strings to strings")
+            if "record" in rule and ("for" in rule or "annotations" in rule):
+                problems.append(f"rule {what}: a recording rule has no for/annotations")
+    return problems
+
+
+def check_prom_rules(path):
+    """The alerting rules parse as a Prometheus rule file and use real metrics."""
+    try:
+        import yaml
+    except ImportError:
+        print("python3-yaml not installed: rule file check skipped", file=sys.stderr)
+        return SKIP
+    promtool = shutil.which("promtool")
+    if promtool is not None:
+        proc = run([promtool, "check", "rules", path], check=False)
+        if proc.returncode != 0:
+            return finish([f"promtool check rules: {proc.stdout}{proc.stderr}"])
+    with open(path, encoding="utf-8") as f:
+        try:
+            doc = yaml.safe_load(f)
+        except yaml.YAMLError as e:
+            return finish([f"{path}: not YAML: {e}"])
+    problems = rules_structure(doc)
+    # The names the CLI writes (a renamed metric would silence an alert).
+    known = {"guestbench_up", "guestbench_audit_finding", "guestbench_audit_worst_level",
+             "guestbench_fact_info", "guestbench_fact_block_info", "guestbench_fact_net_info",
+             "node_textfile_mtime_seconds"}
+    exprs = [r.get("expr", "") for g in (doc or {}).get("groups", []) if isinstance(g, dict)
+             for r in g.get("rules", []) or [] if isinstance(r, dict)]
+    for expr in exprs:
+        for name in re.findall(r"\b(guestbench_\w+|node_\w+)", str(expr)):
+            if name not in known:
+                problems.append(f"{path}: unknown metric {name}")
+    # The structural check sees broken files, or it could pass anything.
+    for bad in ({"groups": [{"name": "g", "rules": [{"alert": "A"}]}]},
+                {"groups": [{"name": "g", "rules": [{"alert": "A", "expr": "up", "for": "1 hour"}]}]},
+                {"groups": [{"name": "g", "rules": [{"alert": "A", "record": "b", "expr": "x"}]}]},
+                {"groups": [{"name": "g", "rules": [{"alert": "A", "expr": "sum(x"}]}]},
+                {"groups": [{"rules": []}]}, {"rules": []}, ["groups"]):
+        if not rules_structure(bad):
+            problems.append(f"rules_structure accepts {bad}")
+    return finish(problems)
+
+
+def start_agents(tmp, names):
+    """unix-listen agents, one per name; returns (procs, sockets)."""
+    agent = os.environ["GB_AGENT"]
+    procs, socks = [], []
+    for name in names:
+        sock = os.path.join(tmp, name + ".sock")
+        procs.append(subprocess.Popen([agent, "-m", "unix-listen", "-p", sock],
+                                      stderr=subprocess.DEVNULL))
+        socks.append(sock)
+    deadline = time.monotonic() + 10
+    for sock in socks:
+        while True:
+            try:
+                with socket.socket(socket.AF_UNIX) as s:
+                    s.connect(sock)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"agent {sock} did not listen")
+                time.sleep(0.02)
+    return procs, socks
+
+
+def stop_agents(procs):
+    for p in procs:
+        p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+PROM_SAMPLE = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*'
+                         r'(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*",?)*\})?'
+                         r' (-?[0-9.e+-]+|NaN|[+-]Inf)$')
+
+
+def prom_problems(text):
+    """The text exposition format: HELP/TYPE before a family's samples, samples well formed."""
+    problems = []
+    declared = set()
+    for line in text.splitlines():
+        if line.startswith("# HELP ") or line.startswith("# TYPE "):
+            declared.add(line.split()[2])
+        elif not PROM_SAMPLE.match(line):
+            problems.append(f"not a sample: {line!r}")
+        elif line.split("{")[0].split(" ")[0] not in declared:
+            problems.append(f"sample before its HELP/TYPE: {line!r}")
+    if not declared:
+        problems.append("no metric family")
+    if text and not text.endswith("\n"):
+        problems.append("no final newline")
+    return problems
+
+
+def check_audit_run(service, wrapper):
+    """The service's own command lines against two live agents."""
+    with open(service, encoding="utf-8") as f:
+        stext = f.read()
+    ok_codes = {0} | {int(c) for v in unit_lines(stext, "SuccessExitStatus") for c in v.split()}
+    installed = unit_lines(stext, "ExecStart")[0].split()[0]
+
+    def argv(key):
+        # The script as built is not executable (meson sets the mode at install).
+        words = unit_lines(stext, key)[0].split()
+        return ["sh", wrapper] + words[1:] if words[0] == installed else words
+
+    problems = []
+    with tempfile.TemporaryDirectory() as tmp:
+        procs, socks = start_agents(tmp, ["web1", "db1"])
+        try:
+            textdir = os.path.join(tmp, "textfile")
+            inventory = os.path.join(tmp, "fleet.ini")
+            with open(inventory, "w", encoding="utf-8") as f:
+                f.write(f"[guest web1]\ntarget=unix:{socks[0]}\n\n"
+                        f"[guest db1]\ntarget=unix:{socks[1]}\n")
+            env = dict(os.environ, GUESTBENCH=os.environ["GB_CLI"],
+                       GUESTBENCH_INVENTORY=inventory, GUESTBENCH_TEXTFILE_DIR=textdir,
+                       GUESTBENCH_LIBVIRT_DIR=os.path.join(tmp, "no-libvirt"))
+
+            def service_run(extra_env=None):
+                e = dict(env, **(extra_env or {}))
+                cond = subprocess.run(argv("ExecCondition"), env=e, capture_output=True,
+                                      text=True, timeout=60)
+                if cond.returncode != 0:
+                    return cond, True
+                return subprocess.run(argv("ExecStart"), env=e, capture_output=True,
+                                      text=True, timeout=120), False
+
+            proc, skipped = service_run()
+            prom = os.path.join(textdir, "guestbench.prom")
+            if skipped or proc.returncode not in ok_codes:
+                problems.append(f"inventory run: skipped={skipped} exit {proc.returncode}: "
+                                f"{proc.stderr.strip()}")
+            elif not os.path.exists(prom):
+                problems.append(f"inventory run wrote no {prom}")
+            else:
+                with open(prom, encoding="utf-8") as f:
+                    text = f.read()
+                problems += [f"guestbench.prom: {p}" for p in prom_problems(text)]
+                for name in ("web1", "db1"):
+                    if not re.search(rf'^guestbench_up\{{guest="{name}",[^}}]*\}} 1$', text, re.M):
+                        problems.append(f"guestbench.prom: {name} is not up:\n{text}")
+                if "guestbench_audit_finding{" not in text:
+                    problems.append("guestbench.prom: no finding at all")
+                leftovers = sorted(set(os.listdir(textdir)) - {"guestbench.prom"})
+                if leftovers:
+                    problems.append(f"the textfile directory has leftovers: {leftovers}")
+
+            # One agent gone: its guestbench_up is 0, and the run still counts as success.
+            stop_agents(procs[1:])
+            proc, skipped = service_run()
+            text = ""
+            if os.path.exists(prom):
+                with open(prom, encoding="utf-8") as f:
+                    text = f.read()
+            if skipped or proc.returncode not in ok_codes or proc.returncode == 0:
+                problems.append(f"one guest down: exit {proc.returncode}, want 3")
+            if not re.search(r'^guestbench_up\{guest="db1",[^}]*\} 0$', text, re.M):
+                problems.append(f"one guest down: db1 is not 0 in\n{text}")
+
+            # No inventory and no libvirt: the condition skips the run.
+            proc, skipped = service_run({"GUESTBENCH_INVENTORY": os.path.join(tmp, "none.ini")})
+            if not skipped or proc.returncode != 1 or "nothing to audit" not in proc.stderr:
+                problems.append(f"nothing to audit: skipped={skipped} exit {proc.returncode}")
+
+            # No inventory: the running libvirt domains are discovered.
+            libvirt = os.path.join(tmp, "libvirt")
+            os.mkdir(libvirt)
+            # ... none has the channel: the last metrics are replaced by nothing.
+            proc, skipped = service_run({"GUESTBENCH_INVENTORY": os.path.join(tmp, "none.ini"),
+                                         "GUESTBENCH_LIBVIRT_DIR": libvirt})
+            if skipped or proc.returncode != 0 or not os.path.exists(prom) or \
+                    os.path.getsize(prom) != 0 or os.listdir(textdir) != ["guestbench.prom"]:
+                problems.append(f"no channel anywhere: skipped={skipped} exit {proc.returncode}, "
+                                f"{sorted(os.listdir(textdir))}: {proc.stderr.strip()}")
+            with open(os.path.join(os.environ["GB_TEST_DATA"], "libvirt", "vm1.xml"),
+                      encoding="utf-8") as f:
+                xml = f.read()
+            xml, n = re.subn(r"(<source mode='bind' path=')[^']*(org\.guestbench\.agent\.0')",
+                             lambda m: m.group(1) + socks[0] + "'", xml)
+            with open(os.path.join(libvirt, "web1.xml"), "w", encoding="utf-8") as f:
+                f.write(xml.replace("<name>vm1</name>", "<name>web1</name>"))
+            if os.path.exists(prom):
+                os.remove(prom)
+            run_dir = os.path.join(tmp, "run")
+            os.mkdir(run_dir)
+            proc, skipped = service_run({"GUESTBENCH_INVENTORY": os.path.join(tmp, "none.ini"),
+                                         "GUESTBENCH_LIBVIRT_DIR": libvirt,
+                                         "RUNTIME_DIRECTORY": run_dir})
+            if n != 1:
+                problems.append("vm1.xml has no guestbench channel source to rewrite")
+            elif skipped or proc.returncode not in ok_codes or not os.path.exists(prom):
+                problems.append(f"discovery run: skipped={skipped} exit {proc.returncode}: "
+                                f"{proc.stderr.strip()}")
+            else:
+                with open(prom, encoding="utf-8") as f:
+                    text = f.read()
+                if not re.search(r'^guestbench_up\{guest="web1",[^}]*\} 1$', text, re.M):
+                    problems.append(f"discovery run: web1 is not up:\n{text}")
+
+            # Bad settings fail the unit (2), they do not pass for findings (1).
+            notdir = os.path.join(tmp, "file")
+            open(notdir, "w").close()
+            for bad in ({"GUESTBENCH_TEXTFILE_DIR": "relative/dir"},
+                        {"GUESTBENCH_TEXTFILE_DIR": os.path.join(notdir, "sub")},
+                        {"GUESTBENCH_AUDIT_ARGS": "--no-such-option"}):
+                proc, skipped = service_run(bad)
+                if skipped or proc.returncode != 2 or not proc.stderr.strip():
+                    problems.append(f"{bad}: exit {proc.returncode} (want 2 and a message)")
+        finally:
+            stop_agents(procs)
+    return finish(problems)
+
+
 CHECKS = {
     "man-agent": check_man_agent,
     "man-cli": check_man_cli,
@@ -391,6 +752,9 @@ CHECKS = {
     "unit": check_unit,
     "udev": check_udev,
     "selftest": check_selftest,
+    "audit-units": check_audit_units,
+    "prom-rules": check_prom_rules,
+    "audit-run": check_audit_run,
 }
 
 if __name__ == "__main__":

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "guestbench-protocol.h"
+
+#include "cmd-merge.h"
+#include "remote.h"
+
+gboolean cli_remote_check_host(const char *host, GError **error)
+{
+	/* a leading '-' would be an ssh option (-oProxyCommand=...), not a host */
+	if (host[0] == '\0' || host[0] == '-' || strlen(host) > 255) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "--hosts: '%s' is not a host name", host);
+		return FALSE;
+	}
+	for (const char *p = host; *p != '\0'; p++) {
+		if (g_ascii_isspace(*p) || g_ascii_iscntrl(*p) || (guchar)*p >= 0x80) {
+			g_autofree char *esc = cli_escape_terminal(host);
+
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "--hosts: '%s' is not a host name", esc);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+gboolean cli_remote_option_cb(const char *option_name, const char *value, gpointer data,
+                              GError **error)
+{
+	CliApp *app = data;
+	g_auto(GStrv) names = g_strsplit(value, ",", -1);
+	g_autoptr(GPtrArray) hosts = g_ptr_array_new_with_free_func(g_free);
+
+	/* g_strsplit() makes no element of "": check it here */
+	if (value[0] == '\0') {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "--hosts: no host given");
+		return FALSE;
+	}
+	for (guint i = 0; app->opts.hosts != NULL && app->opts.hosts[i] != NULL; i++)
+		g_ptr_array_add(hosts, g_strdup(app->opts.hosts[i]));
+	for (guint i = 0; names[i] != NULL; i++) {
+		if (!cli_remote_check_host(names[i], error))
+			return FALSE;
+		/* the same host twice would merge its guests twice */
+		if (g_ptr_array_find_with_equal_func(hosts, names[i], g_str_equal, NULL)) {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "--hosts: %s is given twice", names[i]);
+			return FALSE;
+		}
+		g_ptr_array_add(hosts, g_strdup(names[i]));
+	}
+	if (hosts->len > CLI_REMOTE_MAX_HOSTS) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "--hosts: more than %d hosts", CLI_REMOTE_MAX_HOSTS);
+		return FALSE;
+	}
+	g_ptr_array_add(hosts, NULL);
+	g_strfreev(app->opts.hosts);
+	app->opts.hosts = (char **)g_ptr_array_free(g_steal_pointer(&hosts), FALSE);
+	return TRUE;
+}
+
+/* Long options whose value is the next argument: copied (or dropped) together with it. */
+static gboolean cli_remote_takes_value(const char *name)
+{
+	static const char *const names[] = { "format",       "output",   "jobs",
+		                             "timeout",      "color",    "qmp",
+		                             "host-sysroot", "deadline", "inventory",
+		                             "tag",          "name",     "libvirt-dir",
+		                             "qga-agent",    "hosts",    NULL };
+	return g_strv_contains(names, name);
+}
+
+GPtrArray *cli_remote_build_args(const char *const *argv, GError **error)
+{
+	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
+	static const char *const dropped[] = { "hosts", "output", "format", "color", NULL };
+	gboolean options_done = FALSE;
+
+	g_ptr_array_add(args, g_strdup("--format"));
+	g_ptr_array_add(args, g_strdup("json"));
+	for (guint i = 1; argv[i] != NULL; i++) {
+		const char *arg = argv[i];
+		g_autofree char *name = NULL;
+		gboolean has_value;
+
+		if (options_done || arg[0] != '-' || arg[1] == '\0') {
+			g_ptr_array_add(args, g_strdup(arg));
+			continue;
+		}
+		if (g_strcmp0(arg, "--") == 0) {
+			options_done = TRUE;
+			g_ptr_array_add(args, g_strdup(arg));
+			continue;
+		}
+		if (arg[1] == '-') {
+			const char *eq = strchr(arg, '=');
+
+			name = eq != NULL ? g_strndup(arg + 2, eq - arg - 2) : g_strdup(arg + 2);
+			has_value = eq == NULL && cli_remote_takes_value(name);
+		} else if (arg[1] == 'o' || arg[1] == 'j') {
+			/* -oFILE, -j4 or -o FILE, -j 4 */
+			name = g_strdup(arg[1] == 'o' ? "output" : "jobs");
+			has_value = arg[2] == '\0';
+		} else {
+			/* a cluster such as -qv: -o inside it would swallow the next argument */
+			if (strchr(arg + 1, 'o') != NULL || strchr(arg + 1, 'j') != NULL) {
+				g_set_error(
+				    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+				    "with --hosts, give -o and -j on their own, not in '%s'", arg);
+				return NULL;
+			}
+			g_ptr_array_add(args, g_strdup(arg));
+			continue;
+		}
+		if (g_strv_contains(dropped, name)) {
+			if (has_value && argv[i + 1] != NULL)
+				i++;
+			continue;
+		}
+		g_ptr_array_add(args, g_strdup(arg));
+		if (has_value && argv[i + 1] != NULL)
+			g_ptr_array_add(args, g_strdup(argv[++i]));
+	}
+	return g_steal_pointer(&args);
+}
+
+gboolean cli_remote_prepare(CliApp *app, GError **error)
+{
+	g_autoptr(GPtrArray) args = NULL;
+
+	if (app->command->start == NULL) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "--hosts runs only commands that contact guests, not '%s'",
+		            app->command->name);
+		return FALSE;
+	}
+	if (app->opts.format == CLI_FORMAT_HTML) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "--hosts cannot write --format html");
+		return FALSE;
+	}
+	/* a bad command line is found here, not once per host */
+	args = cli_remote_build_args((const char *const *)app->argv, error);
+	return args != NULL;
+}
+
+/* ---- running ---------------------------------------------------------------------------- */
+
+typedef struct {
+	CliApp *app;
+	const char *host;
+	GSubprocess *proc;
+	char *out;
+	char *err;
+	GError *error; /* spawn or communicate failed */
+	gboolean done;
+	gboolean timed_out; /* force-exited at the deadline */
+} CliRemoteHost;
+
+static void cli_remote_host_free(CliRemoteHost *rh)
+{
+	g_clear_object(&rh->proc);
+	g_free(rh->out);
+	g_free(rh->err);
+	g_clear_error(&rh->error);
+	g_free(rh);
+}
+
+static void cli_remote_communicate_cb(GObject *source, GAsyncResult *res, gpointer user_data)
+{
+	CliRemoteHost *rh = user_data;
+
+	g_subprocess_communicate_utf8_finish(G_SUBPROCESS(source), res, &rh->out, &rh->err,
+	                                     &rh->error);
+	if (rh->timed_out) {
+		g_clear_error(&rh->error);
+		g_set_error_literal(&rh->error, GB_ERROR, GB_ERROR_TIMEOUT,
+		                    "no document within --deadline + 5 s");
+	}
+	rh->done = TRUE;
+	g_main_context_wakeup(rh->app->context);
+}
+
+static gboolean cli_remote_deadline_cb(gpointer user_data)
+{
+	gboolean *hit = user_data;
+
+	*hit = TRUE;
+	return G_SOURCE_REMOVE;
+}
+
+/* ssh [GUESTBENCH_SSH words] -o BatchMode=yes -- HOST 'guestbench' '--format' 'json' ... */
+static GPtrArray *cli_remote_ssh_argv(CliApp *app, const char *host, GPtrArray *args,
+                                      GError **error)
+{
+	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GString) remote = g_string_new("guestbench");
+	const char *ssh = g_getenv(CLI_REMOTE_SSH_ENV);
+	g_auto(GStrv) words = NULL;
+
+	if (ssh == NULL || ssh[0] == '\0')
+		ssh = "ssh";
+	if (!g_shell_parse_argv(ssh, NULL, &words, error)) {
+		g_prefix_error(error, "$%s: ", CLI_REMOTE_SSH_ENV);
+		return NULL;
+	}
+	for (guint i = 0; words[i] != NULL; i++)
+		g_ptr_array_add(argv, g_strdup(words[i]));
+	/* never a password prompt: a host without a key fails instead of hanging */
+	g_ptr_array_add(argv, g_strdup("-o"));
+	g_ptr_array_add(argv, g_strdup("BatchMode=yes"));
+	/*
+	 * never a hang: connecting is bounded by --timeout, and a connection whose
+	 * peer went silent is dropped after 3 unanswered keepalives 5 s apart
+	 */
+	g_ptr_array_add(argv, g_strdup("-o"));
+	g_ptr_array_add(
+	    argv, g_strdup_printf("ConnectTimeout=%u", (guint)MAX(1.0, ceil(app->opts.timeout))));
+	g_ptr_array_add(argv, g_strdup("-o"));
+	g_ptr_array_add(argv, g_strdup("ServerAliveInterval=5"));
+	g_ptr_array_add(argv, g_strdup("-o"));
+	g_ptr_array_add(argv, g_strdup("ServerAliveCountMax=3"));
+	g_ptr_array_add(argv, g_strdup("--"));
+	g_ptr_array_add(argv, g_strdup(host));
+	/* ssh joins its arguments into one line for the remote shell: quote each */
+	for (guint i = 0; i < args->len; i++) {
+		g_autofree char *quoted = g_shell_quote(g_ptr_array_index(args, i));
+
+		g_string_append_printf(remote, " %s", quoted);
+	}
+	g_ptr_array_add(argv, g_string_free(g_steal_pointer(&remote), FALSE));
+	g_ptr_array_add(argv, NULL);
+	return g_steal_pointer(&argv);
+}
+
+/* The last non-empty line of stderr, for the error of a host that failed. */
+static char *cli_remote_last_line(const char *text)
+{
+	g_auto(GStrv) lines = g_strsplit(text != NULL ? text : "", "\n", -1);
+
+	for (guint i = g_strv_length(lines); i > 0; i--) {
+		g_strstrip(lines[i - 1]);
+		if (lines[i - 1][0] != '\0')
+			return g_strdup(lines[i - 1]);
+	}
+	return g_strdup("no message");
+}
+
+/* One host's outcome into the merge; returns that host's exit status. */
+static int cli_remote_collect(CliMerge *merge, CliRemoteHost *rh)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *target = g_strdup_printf("ssh:%s", rh->host);
+	g_autofree char *message = NULL;
+	g_autofree char *source = g_strdup_printf("host %s", rh->host);
+	int rc = -1;
+
+	if (rh->error != NULL) {
+		message = g_strdup(rh->error->message);
+	} else {
+		rc = g_subprocess_get_if_exited(rh->proc) ? g_subprocess_get_exit_status(rh->proc)
+		                                          : -1;
+		/* 0, 1 (FAIL findings) and 3 (some guests down) still print the document */
+		if (rc == CLI_EXIT_OK || rc == CLI_EXIT_FINDING || rc == CLI_EXIT_GUEST) {
+			gsize len = rh->out != NULL ? strlen(rh->out) : 0;
+
+			if (len > CLI_REMOTE_MAX_OUTPUT) {
+				message = g_strdup("the document is too large");
+			} else if (cli_merge_add_data(merge, source, rh->host, rh->out, len,
+			                              &error)) {
+				return rc;
+			} else {
+				message = g_strdup(error->message);
+			}
+		} else {
+			g_autofree char *last = cli_remote_last_line(rh->err);
+
+			message = rc >= 0 ? g_strdup_printf("exit %d: %s", rc, last)
+			                  : g_strdup_printf("killed: %s", last);
+		}
+	}
+	{
+		g_autofree char *full = g_strdup_printf("%s: %s", source, message);
+
+		cli_merge_add_failure(merge, rh->host, target, full);
+	}
+	return CLI_EXIT_GUEST;
+}
+
+int cli_remote_run(CliApp *app)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) args = cli_remote_build_args((const char *const *)app->argv, &error);
+	g_autoptr(GPtrArray) hosts =
+	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_remote_host_free);
+	g_autoptr(CliMerge) merge = cli_merge_new_for_command(app->command);
+	g_autoptr(GString) doc = NULL;
+	gboolean any_finding = FALSE;
+	gboolean any_failed = FALSE;
+	guint n_pending = 0;
+	gboolean deadline_hit = FALSE;
+	GSource *deadline_source = NULL;
+
+	if (args == NULL) {
+		g_printerr("guestbench: %s\n", error->message);
+		return CLI_EXIT_USAGE;
+	}
+	g_main_context_push_thread_default(app->context);
+	for (guint i = 0; app->opts.hosts[i] != NULL; i++) {
+		CliRemoteHost *rh = g_new0(CliRemoteHost, 1);
+		g_autoptr(GPtrArray) argv = NULL;
+
+		rh->app = app;
+		rh->host = app->opts.hosts[i];
+		g_ptr_array_add(hosts, rh);
+		argv = cli_remote_ssh_argv(app, rh->host, args, &rh->error);
+		if (argv != NULL)
+			rh->proc = g_subprocess_newv((const char *const *)argv->pdata,
+			                             G_SUBPROCESS_FLAGS_STDIN_PIPE |
+			                                 G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+			                                 G_SUBPROCESS_FLAGS_STDERR_PIPE,
+			                             &rh->error);
+		if (rh->proc == NULL) {
+			rh->done = TRUE;
+			continue;
+		}
+		n_pending++;
+		g_debug("%s: %s", rh->host, (const char *)g_ptr_array_index(argv, argv->len - 2));
+		/* empty stdin: ssh must not read the terminal */
+		g_subprocess_communicate_utf8_async(rh->proc, "", app->cancellable,
+		                                    cli_remote_communicate_cb, rh);
+	}
+	if (app->opts.deadline > 0) {
+		/* the remote runs enforce --deadline themselves; this catches a host that does not
+		 */
+		deadline_source = g_timeout_source_new((guint)((app->opts.deadline + 5) * 1000));
+		g_source_set_callback(deadline_source, cli_remote_deadline_cb, &deadline_hit, NULL);
+		g_source_attach(deadline_source, app->context);
+	}
+	while (n_pending > 0) {
+		g_main_context_iteration(app->context, TRUE);
+		if (deadline_hit) {
+			for (guint i = 0; i < hosts->len; i++) {
+				CliRemoteHost *rh = g_ptr_array_index(hosts, i);
+
+				/* killed, its pipes close and its callback comes at once */
+				if (rh->done || rh->timed_out)
+					continue;
+				rh->timed_out = TRUE;
+				g_subprocess_force_exit(rh->proc);
+			}
+			deadline_hit = FALSE;
+		}
+		n_pending = 0;
+		for (guint i = 0; i < hosts->len; i++) {
+			CliRemoteHost *rh = g_ptr_array_index(hosts, i);
+
+			if (!rh->done)
+				n_pending++;
+		}
+	}
+	if (deadline_source != NULL) {
+		g_source_destroy(deadline_source);
+		g_source_unref(deadline_source);
+	}
+	g_main_context_pop_thread_default(app->context);
+
+	for (guint i = 0; i < hosts->len; i++) {
+		int rc = cli_remote_collect(merge, g_ptr_array_index(hosts, i));
+
+		if (rc == CLI_EXIT_FINDING)
+			any_finding = TRUE;
+		else if (rc != CLI_EXIT_OK)
+			any_failed = TRUE;
+	}
+	doc = cli_merge_render(merge, app->opts.format, app->opts.quiet, cli_output_use_color(app),
+	                       &error);
+	if (doc == NULL || !cli_output_write_doc(app, doc, &error)) {
+		g_printerr("guestbench: %s\n", error->message);
+		return CLI_EXIT_USAGE;
+	}
+	if (any_failed)
+		return CLI_EXIT_GUEST;
+	return any_finding ? CLI_EXIT_FINDING : CLI_EXIT_OK;
+}

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""--hosts: the CLI runs its command line on several hypervisors over ssh and
+merges the documents. ssh is replaced (GUESTBENCH_SSH) by a stand-in that
+runs the remote command line through sh in a per-host directory, each with its
+own fleet.ini pointing at real agents on unix sockets; nothing leaves the
+machine. Prints TAP.
+"""
+import ast
+import json
+import os
+import re
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+AGENT = os.environ["GB_AGENT"]
+CLI = os.environ["GB_CLI"]
+
+# The stand-in for ssh: the options the CLI passes, then "--", HOST and one
+# command line for the remote shell, exactly as OpenSSH gets them.
+FAKE_SSH = r'''#!/usr/bin/env python3
+import os, subprocess, sys
+args = sys.argv[1:]
+with open(os.environ["FAKE_SSH_LOG"], "a") as log:
+    log.write(repr(args) + "\n")
+want = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=", "-o", "ServerAliveInterval=5",
+        "-o", "ServerAliveCountMax=3", "--"]
+if len(args) != len(want) + 2 or any(not a.startswith(w) for a, w in zip(args, want)):
+    sys.exit("fake ssh: unexpected arguments %r" % args)
+host, command = args[-2], args[-1]
+if host == "hang":
+    # a host that never answers: exec, so that killing this process ends it
+    os.execvp("sleep", ["sleep", "600"])
+if host == "down":
+    sys.stderr.write("ssh: connect to host down port 22: Connection refused\n")
+    sys.exit(255)
+if host == "garbage":
+    print("Welcome to garbage!")
+    sys.exit(0)
+hostdir = os.path.join(os.environ["FAKE_SSH_HOSTS"], host)
+env = dict(os.environ, PATH=os.environ["FAKE_SSH_BIN"] + ":" + os.environ["PATH"])
+sys.exit(subprocess.run(["sh", "-c", command], cwd=hostdir, env=env).returncode)
+'''
+
+PROM_SAMPLE = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*'
+                         r'(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*",?)*\})?'
+                         r' (-?[0-9.e+-]+|NaN|[+-]Inf)$')
+
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append((name, bool(cond), detail))
+
+
+def prom_valid(text):
+    """Each line HELP, TYPE or a sample; each family declared once, before its samples."""
+    declared = []
+    for line in text.splitlines():
+        if line.startswith("# HELP ") or line.startswith("# TYPE "):
+            name = line.split()[2]
+            if name in declared and declared[-1] != name:
+                return False
+            if name not in declared:
+                declared.append(name)
+            continue
+        if not PROM_SAMPLE.match(line) or not declared:
+            return False
+        if line.split("{")[0].split(" ")[0] != declared[-1]:
+            return False
+    return bool(declared)
+
+
+def start_agent(path):
+    proc = subprocess.Popen([AGENT, "-m", "unix-listen", "-p", path], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with socket.socket(socket.AF_UNIX) as s:
+                s.connect(path)
+            return proc
+        except OSError:
+            time.sleep(0.02)
+    proc.kill()
+    proc.wait()
+    raise RuntimeError("agent did not listen on " + path)
+
+
+def cli(*args, env=None, timeout=120):
+    return subprocess.run([CLI] + list(args), capture_output=True, text=True, timeout=timeout,
+                          env=env)
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="gb-hosts-")
+    procs = []
+    try:
+        procs.append(start_agent(os.path.join(tmp, "a.sock")))
+        procs.append(start_agent(os.path.join(tmp, "b.sock")))
+        hosts = os.path.join(tmp, "hosts")
+        fleets = {
+            "hv-a": "[guest web1]\ntarget=unix:%s/a.sock\n" % tmp,
+            "hv-b": ("[guest web1]\ntarget=unix:%s/b.sock\n\n"
+                     "[guest dead]\ntarget=unix:%s/none.sock\n" % (tmp, tmp)),
+            "hv-c": None,  # no fleet.ini: the remote guestbench fails with 2
+        }
+        for host, fleet in fleets.items():
+            os.makedirs(os.path.join(hosts, host))
+            if fleet:
+                with open(os.path.join(hosts, host, "fleet.ini"), "w") as f:
+                    f.write(fleet)
+        bindir = os.path.join(tmp, "bin")
+        os.mkdir(bindir)
+        os.symlink(CLI, os.path.join(bindir, "guestbench"))
+        ssh = os.path.join(bindir, "fake-ssh")
+        with open(ssh, "w") as f:
+            f.write(FAKE_SSH)
+        os.chmod(ssh, stat.S_IRWXU)
+        log = os.path.join(tmp, "ssh.log")
+        env = dict(os.environ, GUESTBENCH_SSH=ssh, FAKE_SSH_LOG=log, FAKE_SSH_HOSTS=hosts,
+                   FAKE_SSH_BIN=bindir)
+
+        # prom: one document, every guest with its host, the dead guest down (exit 3)
+        p = cli("--hosts", "hv-a,hv-b", "audit", "--inventory", "fleet.ini", "--format",
+                "prom", env=env)
+        check("prom: exit 3 for the dead guest", p.returncode == 3, p.stderr)
+        check("prom: valid exposition format", prom_valid(p.stdout), p.stdout[:2000])
+        for host, guest, up in (("hv-a", "web1", 1), ("hv-b", "web1", 1), ("hv-b", "dead", 0)):
+            check(f"prom: {host}/{guest} up={up}",
+                  re.search(rf'^guestbench_up\{{host="{host}",guest="{guest}",[^}}]*\}} {up}$',
+                            p.stdout, re.M), p.stdout[:2000])
+        check("prom: findings carry the host",
+              'guestbench_audit_finding{host="hv-a",guest="web1",' in p.stdout)
+
+        # json to -o, with --hosts repeated; a host whose ssh fails is an error guest
+        out = os.path.join(tmp, "fleet.json")
+        p = cli("--hosts", "hv-a", "-o", out, "ping", "--hosts=down", "--inventory",
+                "fleet.ini", "--format", "json", env=env)
+        check("json: exit 3 with a host down", p.returncode == 3, p.stderr)
+        check("json: -o written, stdout empty", os.path.exists(out) and p.stdout == "")
+        doc = json.load(open(out)) if os.path.exists(out) else {}
+        guests = doc.get("guests", [])
+        check("json: command ping", doc.get("command") == "ping", doc)
+        check("json: hosts in order", [(g["host"], g["name"], g["status"]) for g in guests] ==
+              [("hv-a", "web1", "ok"), ("down", "ssh:down", "error")], guests)
+        check("json: ssh's message kept",
+              any("exit 255: ssh: connect to host down" in g.get("error", "") for g in guests),
+              guests)
+
+        # the remote shell gets every argument quoted: a glob stays a glob for --name
+        open(log, "w").close()
+        p = cli("--hosts", "hv-b", "ping", "--inventory", "fleet.ini", "--name", "w*",
+                "--format", "json", env=env)
+        names = [g["name"] for g in json.loads(p.stdout or "{}").get("guests", [])]
+        check("quoting: --name 'w*' selects web1 only", p.returncode == 0 and names == ["web1"],
+              (p.returncode, names, p.stderr))
+        with open(log) as f:
+            sent = "\n".join(ast.literal_eval(line)[-1] for line in f if line.strip())
+        check("quoting: the remote line quotes each word",
+              "guestbench '--format' 'json' 'ping' '--inventory' 'fleet.ini' '--name' 'w*'"
+              in sent, sent)
+        check("quoting: -o and the local --format are not sent",
+              "'-o'" not in sent and sent.count("'--format'") == 1, sent)
+
+        # a remote usage error (no fleet.ini there) and a host that prints garbage
+        p = cli("--hosts", "hv-c,garbage,hv-a", "ping", "--inventory", "fleet.ini",
+                "--format", "json", env=env)
+        guests = json.loads(p.stdout or "{}").get("guests", [])
+        by_host = {g["host"]: g for g in guests}
+        check("failures: exit 3", p.returncode == 3, p.stderr)
+        check("failures: remote exit 2 reported",
+              "exit 2:" in by_host.get("hv-c", {}).get("error", ""), guests)
+        check("failures: garbage is a parse error",
+              "JSON parse error" in by_host.get("garbage", {}).get("error", ""), guests)
+        check("failures: the good host still there",
+              by_host.get("hv-a", {}).get("status") == "ok", guests)
+
+        # a host that never answers is cut off at --deadline + 5 s; the others are kept
+        t0 = time.monotonic()
+        p = cli("--hosts", "hang,hv-a", "--deadline", "1", "ping", "--inventory", "fleet.ini",
+                "--format", "json", env=env)
+        took = time.monotonic() - t0
+        guests = json.loads(p.stdout or "{}").get("guests", [])
+        by_host = {g["host"]: g for g in guests}
+        check("hang: exit 3, cut off at the deadline, not hung",
+              p.returncode == 3 and took < 30, (p.returncode, took, p.stderr))
+        check("hang: the host's error says so",
+              "deadline" in by_host.get("hang", {}).get("error", ""), guests)
+        check("hang: the good host still there",
+              by_host.get("hv-a", {}).get("status") == "ok", guests)
+
+        # table: a section per host
+        p = cli("--hosts", "hv-a,hv-b", "ping", "--inventory", "fleet.ini", "--color=never",
+                env=env)
+        check("table: a section per host",
+              "== host hv-a ==" in p.stdout and "== host hv-b ==" in p.stdout, p.stdout)
+
+        # refused before any ssh runs
+        open(log, "w").close()
+        for args, why in ((["--hosts", "-oProxyCommand=touch /tmp/x", "ping", "a"], "option"),
+                          (["--hosts", "a,a", "ping", "x"], "twice"),
+                          (["--hosts", "a b", "ping", "x"], "blank"),
+                          (["--hosts", "", "ping", "x"], "empty"),
+                          (["--hosts", "a", "merge", "x.json"], "not a guest command"),
+                          (["--hosts", "a", "-qo", "x", "ping", "x"], "-o in a cluster")):
+            p = cli(*args, env=env)
+            check(f"refused ({why}): exit 2 with a message",
+                  p.returncode == 2 and p.stderr.strip(), (p.returncode, p.stderr))
+        check("refused: ssh never ran", os.path.getsize(log) == 0)
+    finally:
+        for p in procs:
+            p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        subprocess.run(["rm", "-rf", tmp])
+
+    print("1..%d" % len(results))
+    failed = 0
+    for i, (name, ok, detail) in enumerate(results, 1):
+        print("%s %d - %s" % ("ok" if ok else "not ok", i, name))
+        if not ok:
+            failed += 1
+            for line in str(detail).splitlines()[:20]:
+                print("# " + line)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
