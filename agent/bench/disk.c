@@ -192,6 +192,7 @@ static gboolean disk_path_has_dotdot(const char *path)
  */
 static char *disk_resolve_dir(const char *scratch, const char *dir, GError **error)
 {
+	struct stat st;
 	g_autofree char *rscratch = NULL;
 	g_autofree char *rdir = NULL;
 	gsize len;
@@ -209,6 +210,17 @@ static char *disk_resolve_dir(const char *scratch, const char *dir, GError **err
 	if (disk_path_has_dotdot(dir)) {
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 		            "Parameter 'dir' must not contain '..': %s", dir);
+		return NULL;
+	}
+	/*
+	 * The scratch directory itself must be the real directory: a symlink there
+	 * would move every disk benchmark to wherever it points (issue: refused).
+	 */
+	if (lstat(scratch, &st) == 0 && S_ISLNK(st.st_mode)) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "Scratch directory %s is a symlink: refused (set scratch-dir to the "
+		            "directory itself)",
+		            scratch);
 		return NULL;
 	}
 	rscratch = realpath(scratch, NULL);

@@ -312,6 +312,24 @@ static void test_validate_bad(Fixture *f, gconstpointer data)
 		g_assert_nonnull(strstr(error->message, cases[i].want));
 	}
 	g_unlink(link);
+
+	/* the scratch directory itself a symlink: refused, wherever it points */
+	{
+		g_autoptr(GError) error = NULL;
+		g_autoptr(JsonObject) params = params_from("{}");
+		char *real_scratch = f->config.scratch_dir; /* the fixture's */
+		g_autofree char *scratch_link = g_strdup_printf("%s.link", outside);
+		g_autoptr(JsonObject) norm = NULL;
+
+		g_assert_cmpint(symlink(real_scratch, scratch_link), ==, 0);
+		f->config.scratch_dir = scratch_link;
+		norm = agent_bench_disk.validate(&f->config, params, &error);
+		f->config.scratch_dir = real_scratch;
+		g_unlink(scratch_link);
+		g_assert_null(norm);
+		g_assert_nonnull(error);
+		g_assert_nonnull(strstr(error->message, "is a symlink"));
+	}
 	g_rmdir(outside);
 }
 
