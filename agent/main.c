@@ -14,6 +14,7 @@
 #include "agent-config.h"
 #include "bench.h"
 #include "dispatch.h"
+#include "facts.h"
 #include "privilege.h"
 #include "transport.h"
 
@@ -154,7 +155,8 @@ static GString *agent_oneshot_wait_job(AgentMain *self, GString *reply_owned,
 		if (g_strcmp0(state, "running") != 0)
 			return gb_reply_return(status, id);
 		if (sigtimedwait(signals, NULL, &ts) > 0) {
-			g_autoptr(JsonNode) cancelled = agent_cmd_bench_cancel(&self->ctx, args, NULL);
+			g_autoptr(JsonNode) cancelled =
+			    agent_cmd_bench_cancel(&self->ctx, args, NULL);
 			g_debug("signal received, cancelling job %" G_GINT64_FORMAT, job);
 		}
 	}
@@ -373,6 +375,8 @@ int main(int argc, char **argv)
 	sigaddset(&quit_signals, SIGTERM);
 	sigaddset(&quit_signals, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &quit_signals, NULL);
+	/* the first gb-get-facts measures steal since start-up instead of sleeping */
+	agent_facts_steal_prime(config->sysroot != NULL ? config->sysroot : "/");
 	transport =
 	    agent_transport_new(config, agent_main_handle, agent_main_closed, &self, &error);
 	if (transport == NULL) {

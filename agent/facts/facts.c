@@ -118,6 +118,8 @@ JsonNode *agent_cmd_get_facts(AgentContext *agent, JsonObject *args, GError **er
 	                  ? agent->config->sysroot
 	                  : "/";
 	ctx.steal_window_ms = (guint)window;
+	/* not asked for a window: measure since the previous sample rather than stall */
+	ctx.steal_since_previous = !gb_json_has(args, "steal_window_ms");
 	if (g_strcmp0(ctx.sysroot, "/") != 0)
 		ctx.cpuid = agent_facts_no_cpuid;
 	return agent_facts_collect(&ctx, (const char *const *)sections, error);

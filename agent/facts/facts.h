@@ -20,6 +20,12 @@ typedef struct {
 	AgentCpuidFunc cpuid;  /* NULL = the real instruction */
 	gpointer cpuid_data;
 	guint steal_window_ms; /* /proc/stat is sampled twice this far apart; 0 = once */
+	/*
+	 * Instead of sleeping steal_window_ms, measure from the previous sample of
+	 * this process (agent_facts_steal_prime() or an earlier request) when it is
+	 * at least steal_window_ms old, so a request does not stall the main loop.
+	 */
+	gboolean steal_since_previous;
 	JsonArray *errors;     /* collectors append {"member", "reason"} here */
 } AgentFactsContext;
 
@@ -34,6 +40,8 @@ JsonNode *agent_facts_collect_cpu(AgentFactsContext *ctx);
 JsonNode *agent_facts_collect_memory(AgentFactsContext *ctx);
 JsonNode *agent_facts_collect_clocksource(AgentFactsContext *ctx);
 JsonNode *agent_facts_collect_steal(AgentFactsContext *ctx);
+/* Takes the first steal sample at start-up (under sysroot); errors are ignored. */
+void agent_facts_steal_prime(const char *sysroot);
 JsonNode *agent_facts_collect_block(AgentFactsContext *ctx);
 JsonNode *agent_facts_collect_net(AgentFactsContext *ctx);
 JsonNode *agent_facts_collect_os(AgentFactsContext *ctx);

@@ -57,6 +57,50 @@ static gboolean steal_read(AgentFactsContext *ctx, StealSample *sample, GError *
 	return TRUE;
 }
 
+/* The last absolute sample of this process, for steal_since_previous. */
+static GMutex steal_prev_lock;
+static StealSample steal_prev;
+static gint64 steal_prev_us;
+static char *steal_prev_root;
+
+static void steal_remember(const char *sysroot, const StealSample *sample, gint64 now_us)
+{
+	g_mutex_lock(&steal_prev_lock);
+	if (g_strcmp0(steal_prev_root, sysroot) != 0) {
+		g_free(steal_prev_root);
+		steal_prev_root = g_strdup(sysroot);
+	}
+	steal_prev = *sample;
+	steal_prev_us = now_us;
+	g_mutex_unlock(&steal_prev_lock);
+}
+
+/* The previous sample when it is at least min_age_us old and of the same root. */
+static gboolean steal_previous(const char *sysroot, gint64 now_us, gint64 min_age_us,
+                               StealSample *out, gint64 *age_us)
+{
+	gboolean found = FALSE;
+
+	g_mutex_lock(&steal_prev_lock);
+	if (steal_prev_us > 0 && g_strcmp0(steal_prev_root, sysroot) == 0 &&
+	    now_us - steal_prev_us >= min_age_us) {
+		*out = steal_prev;
+		*age_us = now_us - steal_prev_us;
+		found = TRUE;
+	}
+	g_mutex_unlock(&steal_prev_lock);
+	return found;
+}
+
+void agent_facts_steal_prime(const char *sysroot)
+{
+	AgentFactsContext ctx = { .sysroot = sysroot };
+	StealSample sample = { 0 };
+
+	if (steal_read(&ctx, &sample, NULL))
+		steal_remember(sysroot, &sample, g_get_monotonic_time());
+}
+
 JsonNode *agent_facts_collect_steal(AgentFactsContext *ctx)
 {
 	g_autoptr(JsonBuilder) builder = json_builder_new();
@@ -67,11 +111,24 @@ JsonNode *agent_facts_collect_steal(AgentFactsContext *ctx)
 	double percent = -1;
 	long hz = sysconf(_SC_CLK_TCK);
 
-	ok = steal_read(ctx, &first, &error_local);
+	gint64 window_ms = ctx->steal_window_ms;
+	gint64 age_us = 0;
+	gboolean from_previous = FALSE;
+
+	if (ctx->steal_since_previous && ctx->steal_window_ms > 0)
+		from_previous =
+		    steal_previous(ctx->sysroot, g_get_monotonic_time(),
+		                   (gint64)ctx->steal_window_ms * 1000, &first, &age_us);
+	ok = from_previous || steal_read(ctx, &first, &error_local);
 	second = first;
 	if (ok && ctx->steal_window_ms > 0) {
-		g_usleep((gulong)ctx->steal_window_ms * 1000);
+		if (from_previous)
+			window_ms = age_us / 1000;
+		else
+			g_usleep((gulong)ctx->steal_window_ms * 1000);
 		ok = steal_read(ctx, &second, &error_local);
+		if (ok)
+			steal_remember(ctx->sysroot, &second, g_get_monotonic_time());
 		if (ok && (second.steal < first.steal || second.total < first.total)) {
 			g_set_error_literal(&error_local, GB_ERROR, GB_ERROR_PARSE,
 			                    STAT_PATH ": counters went backwards");
@@ -97,7 +154,7 @@ JsonNode *agent_facts_collect_steal(AgentFactsContext *ctx)
 	else
 		json_builder_add_null_value(builder);
 	json_builder_set_member_name(builder, "window_ms");
-	json_builder_add_int_value(builder, ctx->steal_window_ms);
+	json_builder_add_int_value(builder, window_ms);
 	json_builder_set_member_name(builder, "steal_ticks");
 	if (ok)
 		json_builder_add_int_value(builder, (gint64)second.steal);

@@ -125,6 +125,27 @@ static void test_bad_args(Fixture *fx, gconstpointer data)
 	}
 }
 
+/*
+ * Without an explicit window, steal is measured since the previous sample (the
+ * agent primes one at start-up) instead of sleeping on the main loop.
+ */
+static void test_steal_since_previous(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(JsonNode) since = NULL;
+	g_autoptr(JsonNode) asked = NULL;
+
+	agent_facts_steal_prime(fx->root);
+	g_usleep(300 * 1000);
+	since = run(fx, "{\"sections\": [\"steal\"]}", &error);
+	g_assert_no_error(error);
+	/* the window is the time since the prime, not a fresh 200 ms sleep */
+	g_assert_cmpint(facts_get_int(since, "steal.window_ms"), >=, 300);
+	asked = run(fx, "{\"sections\": [\"steal\"], \"steal_window_ms\": 50}", &error);
+	g_assert_no_error(error);
+	g_assert_cmpint(facts_get_int(asked, "steal.window_ms"), ==, 50);
+}
+
 static void test_default_sysroot(void)
 {
 	/* No config sysroot: the live root. Only the cheap sections. */
@@ -149,6 +170,8 @@ int main(int argc, char **argv)
 	           fixture_teardown);
 	g_test_add("/facts/cmd/bad-args", Fixture, NULL, fixture_setup, test_bad_args,
 	           fixture_teardown);
+	g_test_add("/facts/cmd/steal-since-previous", Fixture, NULL, fixture_setup,
+	           test_steal_since_previous, fixture_teardown);
 	g_test_add_func("/facts/cmd/default-sysroot", test_default_sysroot);
 	return g_test_run();
 }
