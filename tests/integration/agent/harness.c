@@ -158,7 +158,8 @@ char *harness_read_line(int fd, GByteArray *buf, int timeout_ms)
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		gint64 left;
 		ssize_t n;
-		guint8 *nl = memchr(buf->data, '\n', buf->len);
+		/* an empty GByteArray's data is NULL, which memchr must not get */
+		guint8 *nl = buf->len > 0 ? memchr(buf->data, '\n', buf->len) : NULL;
 
 		if (nl != NULL) {
 			gsize len = (gsize)(nl - buf->data);
@@ -310,7 +311,8 @@ void harness_send_reading(int fd, const void *data, gsize len, GByteArray *buf)
 			ssize_t n = recv(fd, tmp, sizeof(tmp), MSG_DONTWAIT);
 			if (n > 0) {
 				g_byte_array_append(buf, tmp, (guint)n);
-				deadline = g_get_monotonic_time() + (gint64)HARNESS_TIMEOUT_MS * 1000;
+				deadline =
+				    g_get_monotonic_time() + (gint64)HARNESS_TIMEOUT_MS * 1000;
 			}
 		}
 		if (pfd.revents & POLLOUT) {
@@ -348,4 +350,9 @@ int harness_run_agent(const char *const *argv, const char *stdin_data, char **ou
 	g_assert_no_error(error);
 	g_assert_true(g_subprocess_get_if_exited(proc));
 	return g_subprocess_get_exit_status(proc);
+}
+
+gboolean harness_sanitized(void)
+{
+	return g_strcmp0(g_getenv("GB_SANITIZED"), "1") == 0;
 }

@@ -63,4 +63,11 @@ void harness_send_reading(int fd, const void *data, gsize len, GByteArray *buf);
 /* Runs $GB_AGENT with argv and optional stdin; returns the exit status. */
 int harness_run_agent(const char *const *argv, const char *stdin_data, char **out, char **err);
 
+/*
+ * TRUE when the agent under test is built with ASan/UBSan (GB_SANITIZED set by
+ * tests/meson.build): its allocator keeps freed memory in quarantine, so RSS
+ * bounds say nothing there and valgrind cannot run it.
+ */
+gboolean harness_sanitized(void);
+
 G_END_DECLS
