@@ -126,6 +126,8 @@ static void cli_libvirt_start_cb(GMarkupParseContext *ctx, const char *element, 
 		if (g_strcmp0(element, "source") == 0 && p->ch_source == NULL)
 			p->ch_source = g_strdup(cli_libvirt_attr(names, values, "path"));
 		else if (g_strcmp0(element, "target") == 0 && p->ch_target_name == NULL) {
+			/* a <target> without a name may be followed by another one */
+			g_free(p->ch_target_type);
 			p->ch_target_type = g_strdup(cli_libvirt_attr(names, values, "type"));
 			p->ch_target_name = g_strdup(cli_libvirt_attr(names, values, "name"));
 		}
