@@ -29,6 +29,7 @@ void cli_libvirt_domain_free(CliLibvirtDomain *domain)
 
 typedef struct {
 	guint depth;
+	gboolean root_seen; /* GMarkup accepts several top-level elements; XML does not */
 	guint domain_depth; /* depth of <domain>, 0 until seen */
 	gboolean domain_done;
 	gboolean in_devices;
@@ -77,6 +78,12 @@ static void cli_libvirt_start_cb(GMarkupParseContext *ctx, const char *element, 
 		return;
 	}
 	if (d == 1) {
+		if (p->root_seen) {
+			g_set_error_literal(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+			                    "more than one root element");
+			return;
+		}
+		p->root_seen = TRUE;
 		if (g_strcmp0(element, "domstatus") == 0) {
 			p->state = g_strdup(cli_libvirt_attr(names, values, "state"));
 			return;
@@ -235,6 +242,7 @@ CliLibvirtDomain *cli_libvirt_domain_parse(const char *xml, gssize len, GError *
 	g_autoptr(GMarkupParseContext) ctx = NULL;
 	g_autoptr(GError) error_local = NULL;
 	g_autoptr(CliLibvirtDomain) domain = NULL;
+	g_autofree char *name = NULL;
 	gsize size = len < 0 ? strlen(xml) : (gsize)len;
 
 	if (size > CLI_LIBVIRT_MAX_XML_SIZE) {
@@ -271,8 +279,17 @@ CliLibvirtDomain *cli_libvirt_domain_parse(const char *xml, gssize len, GError *
 		cli_libvirt_parser_clear(&p);
 		return NULL;
 	}
+	/* the name becomes a file name and an inventory group: hold it to the same rules */
+	name = g_strstrip(g_string_free(g_steal_pointer(&p.name), FALSE));
+	if (!cli_libvirt_check_name(name, &error_local)) {
+		g_autofree char *msg = g_utf8_make_valid(error_local->message, -1);
+
+		g_set_error(error, GB_ERROR, GB_ERROR_PARSE, "invalid domain XML: <name>: %s", msg);
+		cli_libvirt_parser_clear(&p);
+		return NULL;
+	}
 	domain = g_new0(CliLibvirtDomain, 1);
-	domain->name = g_strstrip(g_string_free(g_steal_pointer(&p.name), FALSE));
+	domain->name = g_steal_pointer(&name);
 	domain->state = g_steal_pointer(&p.state);
 	domain->socket = g_steal_pointer(&p.socket);
 	domain->qga_socket = g_steal_pointer(&p.qga_socket);
