@@ -747,6 +747,11 @@ static void test_privileges(void)
 	guint threads = 0;
 
 	hostile_start(&h, NULL);
+	/*
+	 * The socket accepts from listen() on, a moment before the drop: an answer
+	 * comes only from the main loop, which runs after it.
+	 */
+	hostile_assert_alive(&h);
 	taskdir = g_strdup_printf("/proc/%d/task", harness_pid(h.proc));
 	dir = g_dir_open(taskdir, 0, NULL);
 	g_assert_nonnull(dir);
