@@ -173,6 +173,32 @@ static void cpu_hypervisor_from_cpuid(AgentFactsContext *ctx, CpuHypervisor *hv)
 	hv->vendor = hv->raw;
 }
 
+/*
+ * The scan above is 256 CPUID instructions, each a VM exit: 1.5 us on an
+ * idle host, far more on a busy one, which made it most of a facts request.
+ * A VM's CPUID is fixed when it is created (QEMU's -cpu), live migration
+ * included, so the live instruction is scanned once per process. Injected
+ * CPUID (tests, fixtures) is scanned every time.
+ */
+static void cpu_hypervisor_scan(AgentFactsContext *ctx, CpuHypervisor *hv)
+{
+	static gsize once;
+	static CpuHypervisor cached;
+
+	if (ctx->cpuid != NULL) {
+		cpu_hypervisor_from_cpuid(ctx, hv);
+		return;
+	}
+	if (g_once_init_enter(&once)) {
+		cpu_hypervisor_from_cpuid(ctx, &cached);
+		g_once_init_leave(&once, 1);
+	}
+	*hv = cached;
+	hv->raw = g_strdup(cached.raw);
+	if (cached.vendor != NULL && cached.vendor == cached.raw)
+		hv->vendor = hv->raw;
+}
+
 static void cpu_hypervisor_from_dmi(AgentFactsContext *ctx, CpuHypervisor *hv)
 {
 	g_autofree char *sys_vendor =
@@ -199,7 +225,7 @@ static void cpu_add_hypervisor(AgentFactsContext *ctx, JsonBuilder *builder, gbo
 	CpuHypervisor hv = { 0 };
 
 	if (have_cpuid)
-		cpu_hypervisor_from_cpuid(ctx, &hv);
+		cpu_hypervisor_scan(ctx, &hv);
 	/* CPUID said "hypervisor" but left the vendor leaves empty: ask the firmware. */
 	if (!have_cpuid || (hv.present && hv.vendor == NULL)) {
 		CpuHypervisor dmi = { 0 };

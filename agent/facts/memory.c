@@ -18,17 +18,25 @@
 static gboolean memory_lookup(const char *text, const char *path, const char *prefix,
                               const char *key, gint64 *out, GError **error)
 {
-	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
 	g_autofree char *want = g_strdup_printf("%s%s:", prefix, key);
+	gsize want_len = strlen(want);
+	const char *next;
 
-	for (guint i = 0; lines[i] != NULL; i++) {
+	/* walks the lines in place: a facts request looks up a dozen keys */
+	for (const char *line = text; line != NULL && *line != '\0'; line = next) {
+		const char *end = strchr(line, '\n');
+		g_autofree char *rest = NULL;
 		g_auto(GStrv) words = NULL;
 		gint64 val = 0;
 		guint n;
 
-		if (!g_str_has_prefix(lines[i], want))
+		next = end != NULL ? end + 1 : NULL;
+		if (end == NULL)
+			end = line + strlen(line);
+		if ((gsize)(end - line) < want_len || strncmp(line, want, want_len) != 0)
 			continue;
-		words = g_strsplit_set(lines[i] + strlen(want), " \t", -1);
+		rest = g_strndup(line + want_len, (gsize)(end - line) - want_len);
+		words = g_strsplit_set(rest, " \t", -1);
 		n = 0;
 		for (guint j = 0; words[j] != NULL; j++) {
 			if (words[j][0] != '\0')

@@ -57,36 +57,54 @@ static gboolean steal_read(AgentFactsContext *ctx, StealSample *sample, GError *
 	return TRUE;
 }
 
-/* The last absolute sample of this process, for steal_since_previous. */
+/*
+ * The absolute samples of this process, for steal_since_previous: the newest
+ * one kept (1) and the one before it (0), at least the window apart. A sample
+ * replaces the newest only once that is a whole window old, so requests that
+ * come faster than the window (a fleet audit right after facts) still find a
+ * sample a whole window old, and none of them has to sleep.
+ */
+typedef struct {
+	StealSample sample;
+	gint64 us; /* 0 = empty */
+} StealSlot;
+
 static GMutex steal_prev_lock;
-static StealSample steal_prev;
-static gint64 steal_prev_us;
+static StealSlot steal_slots[2];
 static char *steal_prev_root;
 
-static void steal_remember(const char *sysroot, const StealSample *sample, gint64 now_us)
+static void steal_remember(const char *sysroot, const StealSample *sample, gint64 now_us,
+                           gint64 window_us)
 {
 	g_mutex_lock(&steal_prev_lock);
 	if (g_strcmp0(steal_prev_root, sysroot) != 0) {
 		g_free(steal_prev_root);
 		steal_prev_root = g_strdup(sysroot);
+		memset(steal_slots, 0, sizeof(steal_slots));
 	}
-	steal_prev = *sample;
-	steal_prev_us = now_us;
+	if (steal_slots[1].us == 0 || now_us - steal_slots[1].us >= window_us) {
+		steal_slots[0] = steal_slots[1];
+		steal_slots[1].sample = *sample;
+		steal_slots[1].us = now_us;
+	}
 	g_mutex_unlock(&steal_prev_lock);
 }
 
-/* The previous sample when it is at least min_age_us old and of the same root. */
+/* The newest kept sample of the same root that is at least min_age_us old. */
 static gboolean steal_previous(const char *sysroot, gint64 now_us, gint64 min_age_us,
                                StealSample *out, gint64 *age_us)
 {
 	gboolean found = FALSE;
 
 	g_mutex_lock(&steal_prev_lock);
-	if (steal_prev_us > 0 && g_strcmp0(steal_prev_root, sysroot) == 0 &&
-	    now_us - steal_prev_us >= min_age_us) {
-		*out = steal_prev;
-		*age_us = now_us - steal_prev_us;
-		found = TRUE;
+	if (g_strcmp0(steal_prev_root, sysroot) == 0) {
+		for (int i = 1; i >= 0 && !found; i--) {
+			if (steal_slots[i].us > 0 && now_us - steal_slots[i].us >= min_age_us) {
+				*out = steal_slots[i].sample;
+				*age_us = now_us - steal_slots[i].us;
+				found = TRUE;
+			}
+		}
 	}
 	g_mutex_unlock(&steal_prev_lock);
 	return found;
@@ -98,7 +116,7 @@ void agent_facts_steal_prime(const char *sysroot)
 	StealSample sample = { 0 };
 
 	if (steal_read(&ctx, &sample, NULL))
-		steal_remember(sysroot, &sample, g_get_monotonic_time());
+		steal_remember(sysroot, &sample, g_get_monotonic_time(), 0);
 }
 
 JsonNode *agent_facts_collect_steal(AgentFactsContext *ctx)
@@ -128,7 +146,8 @@ JsonNode *agent_facts_collect_steal(AgentFactsContext *ctx)
 			g_usleep((gulong)ctx->steal_window_ms * 1000);
 		ok = steal_read(ctx, &second, &error_local);
 		if (ok)
-			steal_remember(ctx->sysroot, &second, g_get_monotonic_time());
+			steal_remember(ctx->sysroot, &second, g_get_monotonic_time(),
+			               (gint64)ctx->steal_window_ms * 1000);
 		if (ok && (second.steal < first.steal || second.total < first.total)) {
 			g_set_error_literal(&error_local, GB_ERROR, GB_ERROR_PARSE,
 			                    STAT_PATH ": counters went backwards");

@@ -55,9 +55,10 @@ static void test_defaults(Fixture *fx, gconstpointer data)
 	g_assert_true(facts_is_null(all, "cpu.cpuid"));
 	g_assert_cmpstr(facts_get_str(all, "cpu.hypervisor.source"), !=, "cpuid");
 
+	/* right after: from the sample kept by the first call, at least 200 ms old */
 	empty = run(fx, "{}", &error);
 	g_assert_no_error(error);
-	g_assert_cmpint(facts_get_int(empty, "steal.window_ms"), ==, 200);
+	g_assert_cmpint(facts_get_int(empty, "steal.window_ms"), >=, 200);
 }
 
 static void test_subset(Fixture *fx, gconstpointer data)
@@ -76,7 +77,7 @@ static void test_subset(Fixture *fx, gconstpointer data)
 	/* null means "not given" for optional members. */
 	nulls = run(fx, "{\"sections\": null, \"steal_window_ms\": null}", &error);
 	g_assert_no_error(error);
-	g_assert_cmpint(facts_get_int(nulls, "steal.window_ms"), ==, 200);
+	g_assert_cmpint(facts_get_int(nulls, "steal.window_ms"), >=, 200);
 	g_assert_nonnull(facts_get(nulls, "cpu"));
 }
 

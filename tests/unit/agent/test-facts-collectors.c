@@ -332,6 +332,41 @@ static void test_steal(void)
 	                "/proc/stat: no CPU ticks elapsed in the window");
 }
 
+/*
+ * Without steal_window_ms the window runs from an earlier sample of the
+ * process. Requests that come faster than the window must still find one a
+ * whole window old instead of each sleeping a window (the old behaviour:
+ * every request replaced the only sample kept, so the next one, a few
+ * milliseconds later, found none old enough and slept).
+ */
+static void test_steal_since_previous(void)
+{
+	g_autofree char *root = facts_fixture_path("cpu-host");
+	const guint window_ms = 300;
+	gint64 t0;
+
+	agent_facts_steal_prime(root);
+	for (guint i = 0; i < 6; i++) {
+		g_autoptr(JsonArray) errors = json_array_new();
+		AgentFactsContext ctx = { .sysroot = root,
+			                  .steal_window_ms = window_ms,
+			                  .steal_since_previous = TRUE,
+			                  .errors = errors };
+		g_autoptr(JsonNode) node = NULL;
+
+		/* the first request comes right after the prime: it has to wait */
+		t0 = g_get_monotonic_time();
+		node = agent_facts_collect_steal(&ctx);
+		g_assert_cmpint(facts_get_int(node, "window_ms"), >=, window_ms);
+		if (i > 0) {
+			/* no sleep: far less than a window, even under valgrind */
+			g_assert_cmpint(g_get_monotonic_time() - t0, <, window_ms * 1000 / 2);
+			/* and not some stale sample from long ago either */
+			g_assert_cmpint(facts_get_int(node, "window_ms"), <, 4 * window_ms);
+		}
+	}
+}
+
 static void test_block(void)
 {
 	struct {
@@ -637,6 +672,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/facts/clocksource-and-os", test_clocksource_and_os);
 	g_test_add_func("/facts/os/quoting", test_os_release_quoting);
 	g_test_add_func("/facts/steal", test_steal);
+	g_test_add_func("/facts/steal/since-previous", test_steal_since_previous);
 	g_test_add_func("/facts/block/fixtures", test_block);
 	g_test_add_func("/facts/block/skips-virtual", test_block_skips_virtual);
 	g_test_add_func("/facts/net", test_net);
