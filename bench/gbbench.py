@@ -3,7 +3,7 @@
 
 Every script: builds (or reuses) a build directory, starts what it measures in
 a private temporary directory, interleaves our runs with the reference tool's
-(A B A B ...), prints a Markdown table and appends it, with the date, the
+(A B B A A B ..., the order flipping every pair), prints a Markdown table and appends it, with the date, the
 machine and the versions, to the data section of BENCHMARKS.md.
 """
 import argparse
@@ -129,11 +129,20 @@ def verdict(r, lo=0.97, hi=1.03, hard_lo=0.9, hard_hi=1.1):
 
 
 def interleave(n, a, b):
-    """Run a() and b() n times each as A B A B ...; returns ([a...], [b...])."""
+    """Run a() and b() n times each as A B B A A B ...; returns ([a...], [b...]).
+
+    The order flips every pair, so a drift of the machine (a host cache warming,
+    a neighbour starting) over the run weighs on both sides alike instead of
+    always on the one that runs second.
+    """
     ra, rb = [], []
-    for _ in range(n):
-        ra.append(a())
-        rb.append(b())
+    for i in range(n):
+        if i % 2 == 0:
+            ra.append(a())
+            rb.append(b())
+        else:
+            rb.append(b())
+            ra.append(a())
     return ra, rb
 
 
