@@ -23,7 +23,7 @@ struct _CliTable {
 };
 
 /* Characters that change how following text is shown although they print nothing. */
-static gboolean cli_unichar_is_format_control(gunichar c)
+gboolean cli_unichar_is_format_control(gunichar c)
 {
 	return (c >= 0x200e && c <= 0x200f) || (c >= 0x2028 && c <= 0x202e) ||
 	       (c >= 0x2066 && c <= 0x2069);
@@ -323,7 +323,8 @@ gboolean cli_output_write(CliApp *app, GError **error)
 gboolean cli_output_write_doc(CliApp *app, GString *doc, GError **error)
 {
 	if (app->opts.output != NULL) {
-		/* CONSISTENT: a temp file in the same directory, fsync, rename: never half a file */
+		/* CONSISTENT: a temp file in the same directory, fsync, rename: never half a file
+		 */
 		if (!g_file_set_contents_full(app->opts.output, doc->str, doc->len,
 		                              G_FILE_SET_CONTENTS_CONSISTENT, 0666, error)) {
 			g_prefix_error(error, "cannot write %s: ", app->opts.output);

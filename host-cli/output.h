@@ -14,6 +14,13 @@ typedef struct _CliApp CliApp;
  * \u202e), so a hostile guest cannot move the cursor or recolour the screen.
  */
 char *cli_escape_terminal(const char *text);
+/*
+ * Bidirectional marks, embeddings, overrides and isolates (U+200E/F,
+ * U+2028..U+202E, U+2066..U+2069): they print nothing but reorder the text
+ * after them, so a guest could make "FAIL" read as "PASS". Both escapers
+ * (this file's and the audit's cli_escape_text) escape them.
+ */
+gboolean cli_unichar_is_format_control(gunichar c);
 /* Columns a string takes on a terminal (wide characters count two). */
 gsize cli_text_width(const char *text);
 

@@ -4,6 +4,7 @@
 #include "audit.h"
 #include "facts-view.h"
 #include "gb-json.h"
+#include "output.h"
 
 /*
  * Facts views: a compact per-guest block and CSV rows. Every value is read
@@ -46,8 +47,9 @@ void cli_escape_append(GString *out, const char *text)
 			continue;
 		}
 		next = g_utf8_next_char(p);
-		if (uc >= 0x80 && uc <= 0x9f)
-			/* C1 controls: U+009B is CSI on terminals that honour 8-bit controls */
+		if ((uc >= 0x80 && uc <= 0x9f) || cli_unichar_is_format_control(uc))
+			/* C1 controls (U+009B is CSI on terminals that honour 8-bit
+			 * controls) and bidi overrides that would reorder the line */
 			g_string_append_printf(out, "\\u%04X", uc);
 		else
 			g_string_append_len(out, p, next - p);

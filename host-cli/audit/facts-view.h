@@ -8,7 +8,8 @@ G_BEGIN_DECLS
 /*
  * Text that came from a guest is printed through these, so that a hostile
  * guest cannot send terminal escapes: C0 controls, DEL and bytes that are not
- * valid UTF-8 become \xNN, C1 controls (U+0080..U+009F) become \u00NN.
+ * valid UTF-8 become \xNN, C1 controls (U+0080..U+009F) and bidi controls
+ * (U+202E and its kin, see cli_unichar_is_format_control()) become \uNNNN.
  * NULL is treated as "". cli_escape_text() returns a new string.
  */
 char *cli_escape_text(const char *text);

@@ -72,6 +72,16 @@ static void test_escape(void)
 		{ "bad\xff\xfe", "bad\\xFF\\xFE" },
 		{ "cut\xe2\x82", "cut\\xE2\\x82" },
 		{ "back\\slash", "back\\slash" },
+		/* right-to-left override: "FAIL" would read "LIAF"-style reordered */
+		{ "x\xe2\x80\xae"
+		  "LIAF",
+		  "x\\u202ELIAF" },
+		{ "iso\xe2\x81\xa6"
+		  "late\xe2\x81\xa9",
+		  "iso\\u2066late\\u2069" },
+		{ "lrm\xe2\x80\x8e", "lrm\\u200E" },
+		/* neighbours of the ranges stay as they are */
+		{ "dash\xe2\x80\x94", "dash\xe2\x80\x94" },
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
