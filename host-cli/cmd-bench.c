@@ -893,11 +893,6 @@ static void cli_bench_start_reply_cb(CliSession *session, JsonNode *ret, const G
 		cli_bench_send_cancel(guest, session);
 		return;
 	}
-	if (bg->net != NULL && !cli_net_end_start(bg->net, &error_local)) {
-		bg->host_error = g_strdup(error_local->message);
-		cli_bench_send_cancel(guest, session);
-		return;
-	}
 	cli_guest_set_deadline(guest, guest->app->opts.timeout);
 	cli_guest_add_timeout(guest, CLI_BENCH_POLL_MS, cli_bench_poll_cb, bg);
 }
@@ -963,6 +958,17 @@ void cli_bench_start(CliGuest *guest, CliSession *session)
 		return;
 	}
 	cli_guest_set_progress(guest, 0.0, cli_bench.test);
+	/*
+	 * The host end of net starts with the request, not with its reply: through
+	 * qemu-ga the agent runs one-shot and answers gb-bench-start only when the
+	 * job is over, so the host end must already be connecting (it retries until
+	 * the agent listens) or accepting. Its own setup timeout bounds the wait.
+	 */
+	if (bg->net != NULL && !cli_net_end_start(bg->net, &error)) {
+		g_prefix_error(&error, "host end of bench net: ");
+		cli_guest_finish(guest, NULL, error);
+		return;
+	}
 	cli_session_call(session, "gb-bench-start", args, cli_bench_start_reply_cb, guest);
 }
 
