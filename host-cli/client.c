@@ -583,6 +583,12 @@ void cli_session_call(CliSession *session, const char *execute, JsonObject *argu
 	cli_session_send_next(session);
 }
 
+void cli_session_interrupt(CliSession *session)
+{
+	if (session->qga != NULL && session->state != CLI_SESSION_CLOSED)
+		cli_qga_interrupt(session->qga);
+}
+
 char *cli_session_describe_wait(const CliSession *session)
 {
 	GString *str;

@@ -47,6 +47,12 @@ typedef void (*CliSessionWaitFunc)(CliSession *session, const char *execute, dou
 void cli_session_set_wait_func(CliSession *session, CliSessionWaitFunc func, gpointer user_data);
 /* What the session is waiting for, and what it threw away: the reason for a timeout. */
 char *cli_session_describe_wait(const CliSession *session);
+/*
+ * Ctrl-C for a call that cannot be cancelled by a request of its own: a
+ * one-shot benchmark through qemu-ga (see cli_qga_interrupt()). A no-op for
+ * every other session.
+ */
+void cli_session_interrupt(CliSession *session);
 /* Closes the connection, drops pending calls; safe from inside a callback. */
 void cli_session_close(CliSession *session);
 

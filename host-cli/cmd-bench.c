@@ -729,7 +729,10 @@ void cli_bench_cancel(CliGuest *guest, CliSession *session)
 
 	if (bg != NULL && bg->net != NULL)
 		cli_net_end_stop(bg->net);
-	/* without a job id yet, the start reply sends the cancel */
+	/* without a job id yet, the start reply sends the cancel; through qemu-ga that
+	 * reply only comes when the job is over, so the one-shot agent gets SIGTERM */
+	if (bg != NULL && bg->job == 0)
+		cli_session_interrupt(session);
 	cli_bench_send_cancel(guest, session);
 }
 

@@ -55,8 +55,9 @@ struct _CliQga {
 	gint64 exec_started_us;
 	GSource *poll_source;
 	GSource *idle_source;
-	GError *error;    /* why the session failed */
-	GHashTable *jobs; /* gint64 job id -> JsonNode, the final status of a one-shot job */
+	GError *error;          /* why the session failed */
+	GHashTable *jobs;       /* gint64 job id -> JsonNode, the final status of a one-shot job */
+	gint64 interrupted_pid; /* the one-shot agent cli_qga_interrupt() sent SIGTERM */
 };
 
 static void cli_qga_process_next(CliQga *qga);
@@ -903,6 +904,45 @@ void cli_qga_call(CliQga *qga, const char *execute, JsonObject *arguments, CliSe
 		return;
 	}
 	cli_qga_process_next(qga);
+}
+
+static void cli_qga_kill_cb(CliSession *inner, JsonNode *ret, const GError *error,
+                            gpointer user_data)
+{
+	CliQga *qga = user_data;
+
+	/* the signal is sent: look at the agent soon rather than at the next slow poll
+	 * (only when no poll is on the wire: one guest-exec-status at a time) */
+	if (qga->state == CLI_QGA_OPEN && qga->busy && qga->pid == qga->interrupted_pid &&
+	    qga->poll_source != NULL) {
+		qga->poll_ms = CLI_QGA_POLL_FIRST_MS;
+		cli_qga_arm_poll(qga);
+	}
+}
+
+void cli_qga_interrupt(CliQga *qga)
+{
+	CliQgaCall *call = g_queue_peek_head(&qga->calls);
+	g_autoptr(JsonObject) args = NULL;
+	JsonArray *argv;
+	char pid[24];
+
+	if (qga->state != CLI_QGA_OPEN || !qga->busy || qga->pid <= 0 || qga->inner == NULL ||
+	    call == NULL || g_strcmp0(call->execute, "gb-bench-start") != 0 ||
+	    qga->interrupted_pid == qga->pid)
+		return;
+	qga->interrupted_pid = qga->pid;
+	g_snprintf(pid, sizeof(pid), "%" G_GINT64_FORMAT, qga->pid);
+	args = json_object_new();
+	/* kill is a builtin of every sh: nothing else needs to be installed */
+	json_object_set_string_member(args, "path", "/bin/sh");
+	argv = json_array_new();
+	json_array_add_string_element(argv, "-c");
+	json_array_add_string_element(argv, "kill -TERM \"$1\"");
+	json_array_add_string_element(argv, "sh");
+	json_array_add_string_element(argv, pid);
+	json_object_set_array_member(args, "arg", argv);
+	cli_session_call(qga->inner, "guest-exec", args, cli_qga_kill_cb, qga);
 }
 
 gboolean cli_qga_is_open(const CliQga *qga)

@@ -42,6 +42,14 @@ void cli_qga_call(CliQga *qga, const char *execute, JsonObject *arguments, CliSe
                   gpointer user_data);
 gboolean cli_qga_is_open(const CliQga *qga);
 char *cli_qga_describe_wait(const CliQga *qga);
+/*
+ * Ctrl-C while a one-shot gb-bench-start runs: its job id is not known until
+ * it is over, so no gb-bench-cancel can name it. Sends SIGTERM to the
+ * one-shot agent instead (guest-exec of /bin/sh -c 'kill -TERM PID'; the
+ * agent cancels its job and prints the cancelled status). Not through virsh
+ * (one virsh call at a time); a no-op when nothing of the kind runs.
+ */
+void cli_qga_interrupt(CliQga *qga);
 void cli_qga_set_wait_func(CliQga *qga, CliSessionWaitFunc func, gpointer user_data);
 /* Closes the connection to qemu-ga; no callback fires afterwards. Safe inside a callback. */
 void cli_qga_free(CliQga *qga);

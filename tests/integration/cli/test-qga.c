@@ -370,6 +370,89 @@ static void test_qga_bench_net(void)
 	g_assert_cmpfloat(net_throughput(result, "host-to-guest"), <, 0);
 }
 
+/* The pid of the one-shot agent whose command line holds marker, or 0. */
+static gint64 find_oneshot(const char *marker)
+{
+	g_autoptr(GDir) dir = g_dir_open("/proc", 0, NULL);
+	const char *name;
+
+	while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+		g_autofree char *path = NULL;
+		g_autofree char *cmdline = NULL;
+		gsize len = 0;
+		gboolean oneshot = FALSE;
+		gboolean marked = FALSE;
+
+		if (!g_ascii_isdigit(name[0]))
+			continue;
+		path = g_strdup_printf("/proc/%s/cmdline", name);
+		if (!g_file_get_contents(path, &cmdline, &len, NULL))
+			continue;
+		for (gsize off = 0; off < len; off += strlen(cmdline + off) + 1) {
+			oneshot |= g_strcmp0(cmdline + off, "--oneshot") == 0;
+			marked |= strstr(cmdline + off, marker) != NULL;
+		}
+		if (oneshot && marked)
+			return g_ascii_strtoll(name, NULL, 10);
+	}
+	return 0;
+}
+
+/*
+ * Ctrl-C while a benchmark runs through qemu-ga: the job id is not known
+ * until the one-shot agent is done, so the CLI signals that agent through
+ * guest-exec; the job ends as cancelled at once instead of running on in
+ * the guest after guestbench has given up on it.
+ */
+static void test_qga_bench_interrupt(void)
+{
+	g_autofree char *target = qga_target(qga_sock);
+	const char *argv[] = { g_getenv("GB_CLI"),
+		               "bench",
+		               "aes",
+		               "--seconds",
+		               "20.25",
+		               "--sizes",
+		               "16",
+		               "--no-save",
+		               "--format",
+		               "json",
+		               "--qga-agent",
+		               g_getenv("GB_AGENT"),
+		               target,
+		               NULL };
+	g_autoptr(GSubprocess) proc = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *out = NULL;
+	g_autoptr(JsonNode) doc = NULL;
+	CliRun run = { 0 };
+	gint64 pid = 0;
+
+	proc = g_subprocess_newv(argv, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error);
+	g_assert_no_error(error);
+	for (guint i = 0; i < 1000 && pid == 0; i++) {
+		pid = find_oneshot("20.25");
+		if (pid == 0)
+			g_usleep(10 * 1000);
+	}
+	g_assert_cmpint(pid, >, 0);
+	g_usleep(300 * 1000); /* the job is running, not starting */
+	g_subprocess_send_signal(proc, SIGINT);
+	g_subprocess_communicate_utf8(proc, NULL, NULL, &out, NULL, &error);
+	g_assert_no_error(error);
+	g_assert_true(g_subprocess_get_if_exited(proc));
+	g_assert_cmpint(g_subprocess_get_exit_status(proc), ==, 130);
+	run.out = out;
+	run.doc = doc = gb_json_parse(out, strlen(out), NULL);
+	run.status = 3;
+	/* not "interrupted (cancelling took longer than 2 s)": the job was cancelled */
+	g_assert_cmpstr(guest_string(&run, 0, "error"), ==, "cancelled");
+	/* and the agent in the "guest" is gone, long before its 20 s were up */
+	for (guint i = 0; i < 500 && find_oneshot("20.25") == pid; i++)
+		g_usleep(10 * 1000);
+	g_assert_cmpint(find_oneshot("20.25"), ==, 0);
+}
+
 static void test_qga_ping_info(void)
 {
 	g_autofree char *target = qga_target(qga_sock);
@@ -670,6 +753,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/qga/bench-aes-shape", test_qga_bench_aes_shape);
 	g_test_add_func("/qga/bench-keepalive", test_qga_bench_keepalive);
 	g_test_add_func("/qga/bench-net", test_qga_bench_net);
+	g_test_add_func("/qga/bench-interrupt", test_qga_bench_interrupt);
 	g_test_add_func("/qga/ping-info", test_qga_ping_info);
 	g_test_add_func("/qga/blocked", test_qga_blocked);
 	g_test_add_func("/qga/missing-agent", test_qga_missing_agent);
