@@ -22,6 +22,7 @@
 #include <glib/gstdio.h>
 
 #include "harness.h"
+#include "gb-test-net.h"
 
 /* Entries of a directory, "lost+found" not counted. */
 static guint faults_dir_count(const char *path)
@@ -411,22 +412,6 @@ static void test_config_block_glob(void)
 	harness_stop(&h);
 }
 
-static guint16 faults_free_port(void)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	socklen_t len = sizeof(sin);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	guint16 port;
-
-	g_assert_cmpint(fd, >=, 0);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	g_assert_cmpint(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), ==, 0);
-	g_assert_cmpint(getsockname(fd, (struct sockaddr *)&sin, &len), ==, 0);
-	port = ntohs(sin.sin_port);
-	close(fd);
-	return port;
-}
-
 /* TRUE when something accepts TCP connections on 127.0.0.1:port. */
 static gboolean faults_port_open(guint16 port)
 {
@@ -449,7 +434,7 @@ static void test_net_port_lifetime(void)
 	Harness h;
 	g_autofree char *params = NULL;
 	g_autofree char *state = NULL;
-	guint16 port = faults_free_port();
+	guint16 port = gb_test_free_port();
 	gint64 deadline;
 	gint64 job;
 

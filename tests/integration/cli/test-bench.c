@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "guestbench-protocol.h"
+#include "gb-test-net.h"
 
 static char *tmpdir;
 static char *sock;
@@ -202,21 +203,6 @@ static JsonObject *find_sample(JsonObject *guest, const char *metric, const char
 	return NULL;
 }
 
-static guint free_port(void)
-{
-	struct sockaddr_in addr = { .sin_family = AF_INET,
-		                    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(addr);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	guint port;
-
-	g_assert_cmpint(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), ==, 0);
-	g_assert_cmpint(getsockname(fd, (struct sockaddr *)&addr, &len), ==, 0);
-	port = ntohs(addr.sin_port);
-	close(fd);
-	return port;
-}
-
 static guint count_files(const char *dir)
 {
 	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
@@ -384,7 +370,7 @@ static void check_net(const char *out, const char *role, gboolean h2g, gboolean 
 
 static void test_net_guest_listen(void)
 {
-	guint port = free_port();
+	guint port = gb_test_free_port();
 	g_autofree char *listen = g_strdup_printf("127.0.0.1:%u", port);
 	g_autoptr(CliRun) run = cli_run("bench", "net", "--guest-listen", listen, "--connect",
 	                                listen, "--seconds", "1", "--omit", "0", "--direction",
@@ -396,7 +382,7 @@ static void test_net_guest_listen(void)
 
 static void test_net_host_listen(void)
 {
-	guint port = free_port();
+	guint port = gb_test_free_port();
 	g_autofree char *listen = g_strdup_printf("127.0.0.1:%u", port);
 	g_autoptr(CliRun) run =
 	    cli_run("bench", "net", "--host-listen", listen, "--seconds", "1", "--omit", "0",

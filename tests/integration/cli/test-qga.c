@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "guestbench-protocol.h"
+#include "gb-test-net.h"
 
 /*
  * The qga: target against a real qemu-ga on a unix socket, running the real
@@ -292,21 +293,6 @@ static void test_qga_bench_keepalive(void)
 	guest_result(run, 0);
 }
 
-static guint free_port(void)
-{
-	struct sockaddr_in addr = { .sin_family = AF_INET,
-		                    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(addr);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	guint port;
-
-	g_assert_cmpint(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), ==, 0);
-	g_assert_cmpint(getsockname(fd, (struct sockaddr *)&addr, &len), ==, 0);
-	port = ntohs(addr.sin_port);
-	close(fd);
-	return port;
-}
-
 /* The figure of one direction, or -1. */
 static double net_throughput(JsonObject *result, const char *direction)
 {
@@ -339,7 +325,7 @@ static double net_throughput(JsonObject *result, const char *direction)
 static void test_qga_bench_net(void)
 {
 	g_autofree char *target = qga_target(qga_sock);
-	guint port = free_port();
+	guint port = gb_test_free_port();
 	g_autofree char *addr = g_strdup_printf("127.0.0.1:%u", port);
 	g_autoptr(CliRun) guest_listens = NULL;
 	g_autoptr(CliRun) host_listens = NULL;
@@ -356,7 +342,7 @@ static void test_qga_bench_net(void)
 	g_assert_cmpfloat(net_throughput(result, "host-to-guest"), >, 0);
 	g_assert_cmpfloat(net_throughput(result, "guest-to-host"), >, 0);
 
-	port = free_port();
+	port = gb_test_free_port();
 	g_free(addr);
 	addr = g_strdup_printf("127.0.0.1:%u", port);
 	host_listens = cli_run("bench", "net", "--host-listen", addr, "--seconds", "1", "--omit",
