@@ -240,17 +240,24 @@ static GPtrArray *cli_remote_ssh_argv(CliApp *app, const char *host, GPtrArray *
 	return g_steal_pointer(&argv);
 }
 
-/* The last non-empty line of stderr, for the error of a host that failed. */
-static char *cli_remote_last_line(const char *text)
+/*
+ * The last MAX non-empty lines of stderr, joined by "; ", for the error of a host
+ * that failed.
+ */
+static char *cli_remote_last_lines(const char *text, guint max)
 {
 	g_auto(GStrv) lines = g_strsplit(text != NULL ? text : "", "\n", -1);
+	g_autoptr(GPtrArray) last = g_ptr_array_new();
 
-	for (guint i = g_strv_length(lines); i > 0; i--) {
+	for (guint i = g_strv_length(lines); i > 0 && last->len < max; i--) {
 		g_strstrip(lines[i - 1]);
 		if (lines[i - 1][0] != '\0')
-			return g_strdup(lines[i - 1]);
+			g_ptr_array_insert(last, 0, lines[i - 1]);
 	}
-	return g_strdup("no message");
+	if (last->len == 0)
+		return g_strdup("no message");
+	g_ptr_array_add(last, NULL);
+	return g_strjoinv("; ", (char **)last->pdata);
 }
 
 /* One host's outcome into the merge; returns that host's exit status. */
@@ -280,7 +287,13 @@ static int cli_remote_collect(CliMerge *merge, CliRemoteHost *rh)
 				message = g_strdup(error->message);
 			}
 		} else {
-			g_autofree char *last = cli_remote_last_line(rh->err);
+			/*
+			 * 255 is ssh's own failure, whose cause may come before its last line
+			 * (a ProxyJump's "Permission denied", then "Connection closed");
+			 * guestbench's message is its last line
+			 */
+			g_autofree char *last =
+			    cli_remote_last_lines(rh->err, rc == CLI_REMOTE_SSH_FAILED ? 3 : 1);
 
 			message = rc >= 0 ? g_strdup_printf("exit %d: %s", rc, last)
 			                  : g_strdup_printf("killed: %s", last);
@@ -301,6 +314,7 @@ int cli_remote_run(CliApp *app)
 	g_autoptr(GPtrArray) hosts =
 	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_remote_host_free);
 	g_autoptr(CliMerge) merge = cli_merge_new_for_command(app->command);
+	g_autoptr(GSubprocessLauncher) launcher = NULL;
 	g_autoptr(GString) doc = NULL;
 	gboolean any_finding = FALSE;
 	gboolean any_failed = FALSE;
@@ -312,6 +326,17 @@ int cli_remote_run(CliApp *app)
 		g_printerr("guestbench: %s\n", error->message);
 		return CLI_EXIT_USAGE;
 	}
+	launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDIN_PIPE |
+	                                     G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+	                                     G_SUBPROCESS_FLAGS_STDERR_PIPE);
+	/*
+	 * BatchMode=yes reaches only this ssh, not the one a ProxyJump (or ProxyCommand)
+	 * starts: without a key for the jump host, that one would prompt on the terminal
+	 * and wait there. Every prompt of every ssh goes to an askpass that answers
+	 * nothing, so all of them fail at once instead.
+	 */
+	g_subprocess_launcher_setenv(launcher, "SSH_ASKPASS_REQUIRE", "force", TRUE);
+	g_subprocess_launcher_setenv(launcher, "SSH_ASKPASS", CLI_REMOTE_ASKPASS, TRUE);
 	g_main_context_push_thread_default(app->context);
 	for (guint i = 0; app->opts.hosts[i] != NULL; i++) {
 		CliRemoteHost *rh = g_new0(CliRemoteHost, 1);
@@ -322,11 +347,8 @@ int cli_remote_run(CliApp *app)
 		g_ptr_array_add(hosts, rh);
 		argv = cli_remote_ssh_argv(app, rh->host, args, &rh->error);
 		if (argv != NULL)
-			rh->proc = g_subprocess_newv((const char *const *)argv->pdata,
-			                             G_SUBPROCESS_FLAGS_STDIN_PIPE |
-			                                 G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-			                                 G_SUBPROCESS_FLAGS_STDERR_PIPE,
-			                             &rh->error);
+			rh->proc = g_subprocess_launcher_spawnv(
+			    launcher, (const char *const *)argv->pdata, &rh->error);
 		if (rh->proc == NULL) {
 			rh->done = TRUE;
 			continue;

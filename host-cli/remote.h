@@ -10,10 +10,15 @@ G_BEGIN_DECLS
  * OpenSSH ("ssh -o BatchMode=yes HOST guestbench --format json ..."), all
  * hosts at once, and the documents are merged as 'guestbench merge' does:
  * every guest gains its host. $GUESTBENCH_SSH replaces "ssh" (split like a
- * shell would: "ssh -F ~/.ssh/fleet"). Targets and inventories name files on
- * the remote hosts, so none is resolved here.
+ * shell would, without expansions: "ssh -F /etc/guestbench/ssh_config").
+ * Targets and inventories name files on the remote hosts, so none is resolved
+ * here.
  */
 #define CLI_REMOTE_SSH_ENV "GUESTBENCH_SSH"
+/* ssh's SSH_ASKPASS (with SSH_ASKPASS_REQUIRE=force): answers no prompt. */
+#define CLI_REMOTE_ASKPASS "/bin/false"
+/* ssh's exit status when ssh itself failed (connect, authentication, host key). */
+#define CLI_REMOTE_SSH_FAILED 255
 #define CLI_REMOTE_MAX_HOSTS 1000
 /* Largest document read back from one host. */
 #define CLI_REMOTE_MAX_OUTPUT (256 * 1024 * 1024)
