@@ -134,6 +134,7 @@ typedef struct {
 	char *host_sysroot; /* --host-sysroot DIR: where host files are read, NULL for / */
 	char *qga_agent;    /* --qga-agent PATH: the agent binary in qga: guests (qga.h) */
 	char **hosts;       /* --hosts HOST[,HOST...]: run on these hypervisors (remote.h) */
+	guint host_jobs;    /* --host-jobs N: hypervisors contacted at once, 0 when not given */
 } CliOptions;
 
 typedef enum {
@@ -193,7 +194,8 @@ struct _CliCommand {
 	GString *(*render_html)(CliApp *app);
 	/* Instead of start(): a command that does not talk to guests. Returns the exit status. */
 	int (*run)(CliApp *app, GError **error);
-	/* Optional: once every guest is done, before the output is written (bench saves its run). */
+	/* Optional: once every guest is done, before the output is written (bench saves its run).
+	 */
 	void (*finished)(CliApp *app);
 };
 

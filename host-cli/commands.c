@@ -447,7 +447,8 @@ static const CliCommand cli_commands[] = {
 	{
 	    .name = "merge",
 	    .parameter_string = "merge FILE...",
-	    .summary = "Merge saved JSON documents of several hypervisors, each guest with its host",
+	    .summary =
+	        "Merge saved JSON documents of several hypervisors, each guest with its host",
 	    .description = CLI_MERGE_DESCRIPTION,
 	    .prepare = cli_merge_prepare,
 	    .render_csv = cli_merge_render_csv,
@@ -458,7 +459,8 @@ static const CliCommand cli_commands[] = {
 	    .name = "host-check",
 	    .parameter_string = "host-check",
 	    .summary = "Check this hypervisor host: KVM, nested, vhost-net, hugepages, THP, AES-NI",
-	    .description = "Reads --host-sysroot DIR (default /). Exit status 1 when a check FAILs.",
+	    .description =
+	        "Reads --host-sysroot DIR (default /). Exit status 1 when a check FAILs.",
 	    .run = cli_host_check_run,
 	},
 	{
@@ -649,12 +651,13 @@ static gboolean cli_option_fleet_cb(const char *option_name, const char *value, 
 	if (g_strcmp0(option_name, "--deadline") == 0) {
 		char *end = NULL;
 		double deadline = g_ascii_strtod(value, &end);
-		if (g_ascii_isspace(value[0]) || end == NULL || *end != '\0' || !isfinite(deadline) ||
-		    deadline < 0.001 || deadline > CLI_MAX_TIMEOUT) {
-			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			            "invalid value '%s' for --deadline (expected seconds from 0.001 "
-			            "to %.0f)",
-			            value, CLI_MAX_TIMEOUT);
+		if (g_ascii_isspace(value[0]) || end == NULL || *end != '\0' ||
+		    !isfinite(deadline) || deadline < 0.001 || deadline > CLI_MAX_TIMEOUT) {
+			g_set_error(
+			    error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "invalid value '%s' for --deadline (expected seconds from 0.001 "
+			    "to %.0f)",
+			    value, CLI_MAX_TIMEOUT);
 			return FALSE;
 		}
 		app->opts.deadline = deadline;
@@ -705,8 +708,7 @@ static gboolean cli_option_remaining_cb(const char *option_name, const char *val
 /* Callbacks, not arg_data: the entries stay static and write into the CliApp of the group. */
 static const GOptionEntry cli_common_entries[] = {
 	{ "format", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_format_cb,
-	  "Output format: table (default), json, csv, prom or html",
-	  "FORMAT" },
+	  "Output format: table (default), json, csv, prom or html", "FORMAT" },
 	{ "output", 'o', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_output_cb,
 	  "Write the output document to FILE (atomically)", "FILE" },
 	{ "jobs", 'j', 0, G_OPTION_ARG_CALLBACK, cli_option_jobs_cb,
@@ -731,6 +733,8 @@ static const GOptionEntry cli_common_entries[] = {
 	  "libvirt's live domain XML directory (default /run/libvirt/qemu)", "DIR" },
 	{ "hosts", '\0', 0, G_OPTION_ARG_CALLBACK, cli_remote_option_cb,
 	  "Run on these hypervisors over ssh and merge (repeatable)", "HOST,..." },
+	{ "host-jobs", '\0', 0, G_OPTION_ARG_CALLBACK, cli_remote_jobs_option_cb,
+	  "With --hosts: hypervisors contacted at once (default 16, 1..1000)", "N" },
 	{ "quiet", 'q', G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, cli_option_flag_cb,
 	  "No progress; the table lists only guests that are not ok", NULL },
 	{ "color", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_color_cb,
@@ -773,11 +777,11 @@ static GPtrArray *cli_normalize_args(const char *const *argv)
 /* Common options that take a value in the next argument (for finding the command). */
 static gboolean cli_option_takes_value(const char *arg)
 {
-	static const char *const long_names[] = { "format",  "output", "jobs",
-		                                  "timeout", "color",  "qmp",
-		                                  "host-sysroot", "deadline", "inventory",
-		                                  "tag",          "name",     "libvirt-dir", "qga-agent",
-		                                  "hosts",        NULL };
+	static const char *const long_names[] = {
+		"format",       "output",   "jobs",      "timeout", "color", "qmp",
+		"host-sysroot", "deadline", "inventory", "tag",     "name",  "libvirt-dir",
+		"qga-agent",    "hosts",    "host-jobs", NULL
+	};
 
 	if (arg[1] == '-')
 		return strchr(arg, '=') == NULL && g_strv_contains(long_names, arg + 2);
@@ -967,6 +971,11 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 	/* prepare() may answer by itself (audit --list-rules) */
 	if (app->action == CLI_ACTION_RUN && app->opts.hosts != NULL)
 		return cli_remote_prepare(app, error);
+	if (app->opts.host_jobs != 0) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "--host-jobs applies only with --hosts");
+		return FALSE;
+	}
 	if (command->run != NULL || app->action != CLI_ACTION_RUN)
 		return TRUE;
 	if (!cli_app_check_output(app, error))

@@ -2,7 +2,10 @@
 #include "config.h"
 
 #include <math.h>
+#include <signal.h>
 #include <string.h>
+
+#include <glib-unix.h>
 
 #include "guestbench-protocol.h"
 
@@ -66,21 +69,38 @@ gboolean cli_remote_option_cb(const char *option_name, const char *value, gpoint
 	return TRUE;
 }
 
+gboolean cli_remote_jobs_option_cb(const char *option_name, const char *value, gpointer data,
+                                   GError **error)
+{
+	CliApp *app = data;
+	guint64 jobs = 0;
+
+	if (!g_ascii_string_to_unsigned(value, 10, 1, CLI_REMOTE_MAX_HOSTS, &jobs, NULL)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		            "invalid value '%s' for --host-jobs (expected a whole number from 1 "
+		            "to %d)",
+		            value, CLI_REMOTE_MAX_HOSTS);
+		return FALSE;
+	}
+	app->opts.host_jobs = (guint)jobs;
+	return TRUE;
+}
+
 /* Long options whose value is the next argument: copied (or dropped) together with it. */
 static gboolean cli_remote_takes_value(const char *name)
 {
-	static const char *const names[] = { "format",       "output",   "jobs",
-		                             "timeout",      "color",    "qmp",
-		                             "host-sysroot", "deadline", "inventory",
-		                             "tag",          "name",     "libvirt-dir",
-		                             "qga-agent",    "hosts",    NULL };
+	static const char *const names[] = { "format",    "output", "jobs",         "timeout",
+		                             "color",     "qmp",    "host-sysroot", "deadline",
+		                             "inventory", "tag",    "name",         "libvirt-dir",
+		                             "qga-agent", "hosts",  "host-jobs",    NULL };
 	return g_strv_contains(names, name);
 }
 
 GPtrArray *cli_remote_build_args(const char *const *argv, GError **error)
 {
 	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
-	static const char *const dropped[] = { "hosts", "output", "format", "color", NULL };
+	static const char *const dropped[] = { "hosts",  "host-jobs", "output",
+		                               "format", "color",     NULL };
 	gboolean options_done = FALSE;
 
 	g_ptr_array_add(args, g_strdup("--format"));
@@ -159,9 +179,11 @@ typedef struct {
 	GSubprocess *proc;
 	char *out;
 	char *err;
-	GError *error; /* spawn or communicate failed */
+	GError *error; /* not started, spawn or communicate failed, cut off */
+	gboolean started;
 	gboolean done;
 	gboolean timed_out; /* force-exited at the deadline */
+	int interrupted;    /* SIGINT or SIGTERM sent to it on ours */
 } CliRemoteHost;
 
 static void cli_remote_host_free(CliRemoteHost *rh)
@@ -171,6 +193,11 @@ static void cli_remote_host_free(CliRemoteHost *rh)
 	g_free(rh->err);
 	g_clear_error(&rh->error);
 	g_free(rh);
+}
+
+static const char *cli_remote_signame(int signum)
+{
+	return signum == SIGINT ? "SIGINT" : "SIGTERM";
 }
 
 static void cli_remote_communicate_cb(GObject *source, GAsyncResult *res, gpointer user_data)
@@ -183,17 +210,51 @@ static void cli_remote_communicate_cb(GObject *source, GAsyncResult *res, gpoint
 		g_clear_error(&rh->error);
 		g_set_error_literal(&rh->error, GB_ERROR, GB_ERROR_TIMEOUT,
 		                    "no document within --deadline + 5 s");
+	} else if (rh->interrupted != 0) {
+		g_clear_error(&rh->error);
+		g_set_error(&rh->error, GB_ERROR, GB_ERROR_FAILED, "interrupted by %s",
+		            cli_remote_signame(rh->interrupted));
 	}
 	rh->done = TRUE;
 	g_main_context_wakeup(rh->app->context);
 }
 
+/* The run's state that the main loop's sources change. */
+typedef struct {
+	gboolean deadline_hit;
+	int signal; /* the last SIGINT/SIGTERM not acted on yet */
+} CliRemoteEvents;
+
 static gboolean cli_remote_deadline_cb(gpointer user_data)
 {
-	gboolean *hit = user_data;
+	CliRemoteEvents *ev = user_data;
 
-	*hit = TRUE;
+	ev->deadline_hit = TRUE;
 	return G_SOURCE_REMOVE;
+}
+
+static gboolean cli_remote_sigint_cb(gpointer user_data)
+{
+	CliRemoteEvents *ev = user_data;
+
+	ev->signal = SIGINT;
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean cli_remote_sigterm_cb(gpointer user_data)
+{
+	CliRemoteEvents *ev = user_data;
+
+	ev->signal = SIGTERM;
+	return G_SOURCE_CONTINUE;
+}
+
+static GSource *cli_remote_attach(CliApp *app, GSource *source, GSourceFunc func,
+                                  CliRemoteEvents *ev)
+{
+	g_source_set_callback(source, func, ev, NULL);
+	g_source_attach(source, app->context);
+	return source;
 }
 
 /* ssh [GUESTBENCH_SSH words] -o BatchMode=yes -- HOST 'guestbench' '--format' 'json' ... */
@@ -307,20 +368,74 @@ static int cli_remote_collect(CliMerge *merge, CliRemoteHost *rh)
 	return CLI_EXIT_GUEST;
 }
 
+/* Spawns one host's ssh (on the thread-default context); FALSE when it could not start. */
+static gboolean cli_remote_start(CliRemoteHost *rh, GSubprocessLauncher *launcher, GPtrArray *args)
+{
+	g_autoptr(GPtrArray) argv = cli_remote_ssh_argv(rh->app, rh->host, args, &rh->error);
+
+	rh->started = TRUE;
+	if (argv != NULL)
+		rh->proc = g_subprocess_launcher_spawnv(launcher, (const char *const *)argv->pdata,
+		                                        &rh->error);
+	if (rh->proc == NULL) {
+		rh->done = TRUE;
+		return FALSE;
+	}
+	g_debug("%s: %s", rh->host, (const char *)g_ptr_array_index(argv, argv->len - 2));
+	/* empty stdin: ssh must not read the terminal */
+	g_subprocess_communicate_utf8_async(rh->proc, "", rh->app->cancellable,
+	                                    cli_remote_communicate_cb, rh);
+	return TRUE;
+}
+
+/*
+ * The first SIGINT/SIGTERM: no more hosts start, the running ssh get the
+ * same signal (ssh ends, and with it the remote session) and what finished
+ * stays in the document. A second one kills them.
+ */
+static void cli_remote_interrupt(CliApp *app, GPtrArray *hosts, int signum)
+{
+	gboolean force = app->signal_received != 0;
+
+	if (app->signal_received == 0)
+		app->signal_received = signum;
+	for (guint i = 0; i < hosts->len; i++) {
+		CliRemoteHost *rh = g_ptr_array_index(hosts, i);
+
+		if (!rh->started) {
+			rh->started = TRUE;
+			rh->done = TRUE;
+			g_set_error(&rh->error, GB_ERROR, GB_ERROR_FAILED,
+			            "not started (interrupted by %s)", cli_remote_signame(signum));
+			continue;
+		}
+		if (rh->done || rh->proc == NULL)
+			continue;
+		if (force) {
+			g_subprocess_force_exit(rh->proc);
+		} else if (rh->interrupted == 0) {
+			rh->interrupted = signum;
+			g_subprocess_send_signal(rh->proc, signum);
+		}
+	}
+}
+
 int cli_remote_run(CliApp *app)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GPtrArray) args = cli_remote_build_args((const char *const *)app->argv, &error);
 	g_autoptr(GPtrArray) hosts =
 	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_remote_host_free);
+	g_autoptr(GPtrArray) sources = g_ptr_array_new();
 	g_autoptr(CliMerge) merge = cli_merge_new_for_command(app->command);
 	g_autoptr(GSubprocessLauncher) launcher = NULL;
 	g_autoptr(GString) doc = NULL;
+	CliRemoteEvents ev = { 0 };
+	guint max_running =
+	    app->opts.host_jobs != 0 ? app->opts.host_jobs : CLI_REMOTE_DEFAULT_JOBS;
 	gboolean any_finding = FALSE;
 	gboolean any_failed = FALSE;
-	guint n_pending = 0;
-	gboolean deadline_hit = FALSE;
-	GSource *deadline_source = NULL;
+	guint next = 0;
 
 	if (args == NULL) {
 		g_printerr("guestbench: %s\n", error->message);
@@ -337,60 +452,79 @@ int cli_remote_run(CliApp *app)
 	 */
 	g_subprocess_launcher_setenv(launcher, "SSH_ASKPASS_REQUIRE", "force", TRUE);
 	g_subprocess_launcher_setenv(launcher, "SSH_ASKPASS", CLI_REMOTE_ASKPASS, TRUE);
-	g_main_context_push_thread_default(app->context);
 	for (guint i = 0; app->opts.hosts[i] != NULL; i++) {
 		CliRemoteHost *rh = g_new0(CliRemoteHost, 1);
-		g_autoptr(GPtrArray) argv = NULL;
 
 		rh->app = app;
 		rh->host = app->opts.hosts[i];
 		g_ptr_array_add(hosts, rh);
-		argv = cli_remote_ssh_argv(app, rh->host, args, &rh->error);
-		if (argv != NULL)
-			rh->proc = g_subprocess_launcher_spawnv(
-			    launcher, (const char *const *)argv->pdata, &rh->error);
-		if (rh->proc == NULL) {
-			rh->done = TRUE;
-			continue;
-		}
-		n_pending++;
-		g_debug("%s: %s", rh->host, (const char *)g_ptr_array_index(argv, argv->len - 2));
-		/* empty stdin: ssh must not read the terminal */
-		g_subprocess_communicate_utf8_async(rh->proc, "", app->cancellable,
-		                                    cli_remote_communicate_cb, rh);
 	}
+	g_main_context_push_thread_default(app->context);
+	g_ptr_array_add(sources, cli_remote_attach(app, g_unix_signal_source_new(SIGINT),
+	                                           cli_remote_sigint_cb, &ev));
+	g_ptr_array_add(sources, cli_remote_attach(app, g_unix_signal_source_new(SIGTERM),
+	                                           cli_remote_sigterm_cb, &ev));
 	if (app->opts.deadline > 0) {
 		/* the remote runs enforce --deadline themselves; this catches a host that does not
 		 */
-		deadline_source = g_timeout_source_new((guint)((app->opts.deadline + 5) * 1000));
-		g_source_set_callback(deadline_source, cli_remote_deadline_cb, &deadline_hit, NULL);
-		g_source_attach(deadline_source, app->context);
+		g_ptr_array_add(sources,
+		                cli_remote_attach(
+		                    app,
+		                    g_timeout_source_new((guint)((app->opts.deadline + 5) * 1000)),
+		                    cli_remote_deadline_cb, &ev));
 	}
-	while (n_pending > 0) {
-		g_main_context_iteration(app->context, TRUE);
-		if (deadline_hit) {
+	for (;;) {
+		guint running = 0;
+		gboolean all_done = TRUE;
+
+		if (ev.signal != 0) {
+			cli_remote_interrupt(app, hosts, ev.signal);
+			ev.signal = 0;
+		}
+		if (ev.deadline_hit) {
 			for (guint i = 0; i < hosts->len; i++) {
 				CliRemoteHost *rh = g_ptr_array_index(hosts, i);
 
+				if (!rh->started) {
+					/* --deadline is for the whole run: too late to start */
+					rh->started = TRUE;
+					rh->done = TRUE;
+					g_set_error_literal(&rh->error, GB_ERROR, GB_ERROR_TIMEOUT,
+					                    "not started within --deadline + 5 s "
+					                    "(see --host-jobs)");
+					continue;
+				}
 				/* killed, its pipes close and its callback comes at once */
-				if (rh->done || rh->timed_out)
+				if (rh->done || rh->timed_out || rh->proc == NULL)
 					continue;
 				rh->timed_out = TRUE;
 				g_subprocess_force_exit(rh->proc);
 			}
-			deadline_hit = FALSE;
+			ev.deadline_hit = FALSE;
 		}
-		n_pending = 0;
 		for (guint i = 0; i < hosts->len; i++) {
 			CliRemoteHost *rh = g_ptr_array_index(hosts, i);
 
-			if (!rh->done)
-				n_pending++;
+			if (rh->started && !rh->done)
+				running++;
 		}
+		/* bounded: at most max_running ssh at once, the next as one ends */
+		while (running < max_running && next < hosts->len) {
+			CliRemoteHost *rh = g_ptr_array_index(hosts, next++);
+
+			if (!rh->started && cli_remote_start(rh, launcher, args))
+				running++;
+		}
+		/* not all done means an ssh is running: its end wakes the loop */
+		for (guint i = 0; i < hosts->len; i++)
+			all_done &= ((CliRemoteHost *)g_ptr_array_index(hosts, i))->done;
+		if (all_done)
+			break;
+		g_main_context_iteration(app->context, TRUE);
 	}
-	if (deadline_source != NULL) {
-		g_source_destroy(deadline_source);
-		g_source_unref(deadline_source);
+	for (guint i = 0; i < sources->len; i++) {
+		g_source_destroy(g_ptr_array_index(sources, i));
+		g_source_unref(g_ptr_array_index(sources, i));
 	}
 	g_main_context_pop_thread_default(app->context);
 
@@ -408,6 +542,8 @@ int cli_remote_run(CliApp *app)
 		g_printerr("guestbench: %s\n", error->message);
 		return CLI_EXIT_USAGE;
 	}
+	if (app->signal_received != 0)
+		return 128 + app->signal_received;
 	if (any_failed)
 		return CLI_EXIT_GUEST;
 	return any_finding ? CLI_EXIT_FINDING : CLI_EXIT_OK;

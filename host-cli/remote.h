@@ -20,12 +20,17 @@ G_BEGIN_DECLS
 /* ssh's exit status when ssh itself failed (connect, authentication, host key). */
 #define CLI_REMOTE_SSH_FAILED 255
 #define CLI_REMOTE_MAX_HOSTS 1000
+/* --host-jobs: ssh sessions at once (pdsh's fanout is 32, Ansible's forks 5). */
+#define CLI_REMOTE_DEFAULT_JOBS 16
 /* Largest document read back from one host. */
 #define CLI_REMOTE_MAX_OUTPUT (256 * 1024 * 1024)
 
 /* The --hosts option callback (data is the CliApp); checks each host name. */
 gboolean cli_remote_option_cb(const char *option_name, const char *value, gpointer data,
                               GError **error);
+/* --host-jobs N (1..CLI_REMOTE_MAX_HOSTS). */
+gboolean cli_remote_jobs_option_cb(const char *option_name, const char *value, gpointer data,
+                                   GError **error);
 /* Whether HOST is usable on an ssh command line (not an option, no blanks or controls). */
 gboolean cli_remote_check_host(const char *host, GError **error);
 /*

@@ -32,9 +32,20 @@ want = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=", "-o", "ServerAliveInterv
 if len(args) != len(want) + 2 or any(not a.startswith(w) for a, w in zip(args, want)):
     sys.exit("fake ssh: unexpected arguments %r" % args)
 host, command = args[-2], args[-1]
-if host == "hang":
+if host.startswith("hang"):
     # a host that never answers: exec, so that killing this process ends it
+    with open(os.environ["FAKE_SSH_LOG"] + ".pids", "a") as pids:
+        pids.write("%s %d\n" % (host, os.getpid()))
     os.execvp("sleep", ["sleep", "600"])
+if host.startswith("par"):
+    # a host that takes a while: its start and end show how many ran at once
+    import time
+    with open(os.environ["FAKE_SSH_LOG"] + ".par", "a") as par:
+        par.write("start %.6f\n" % time.monotonic())
+    time.sleep(0.4)
+    with open(os.environ["FAKE_SSH_LOG"] + ".par", "a") as par:
+        par.write("end %.6f\n" % time.monotonic())
+    host = "hv-a"
 if host == "down":
     sys.stderr.write("ssh: connect to host down port 22: Connection refused\n")
     sys.exit(255)
@@ -193,6 +204,65 @@ def main():
         check("hang: the good host still there",
               by_host.get("hv-a", {}).get("status") == "ok", guests)
 
+        # --host-jobs bounds the ssh sessions at once; the default runs these 5 at once
+        for jobs, want in ((["--host-jobs", "2"], 2), ([], 5)):
+            par = log + ".par"
+            if os.path.exists(par):
+                os.unlink(par)
+            p = cli("--hosts", "par1,par2,par3,par4,par5", *jobs, "ping", "--inventory",
+                    "fleet.ini", "--format", "json", env=env)
+            events = sorted((float(t), kind) for kind, t in
+                            (line.split() for line in open(par))) if os.path.exists(par) else []
+            now = peak = 0
+            for _, kind in events:
+                now += 1 if kind == "start" else -1
+                peak = max(peak, now)
+            guests = json.loads(p.stdout or "{}").get("guests", [])
+            check(f"host-jobs {jobs or 'default'}: at most {want} at once, all 5 merged",
+                  p.returncode == 0 and peak == want and len(events) == 10 and
+                  sorted(g["host"] for g in guests) == ["par%d" % i for i in range(1, 6)],
+                  (p.returncode, peak, events, p.stderr))
+
+        # Ctrl-C: finished hosts stay, running ssh get the signal, the rest never start
+        pids = log + ".pids"
+        # 2 at once: hv-a and hang1; hv-a ends, hang2 starts; hv-b waits for a free slot
+        proc = subprocess.Popen([CLI, "--hosts", "hv-a,hang1,hang2,hv-b", "--host-jobs", "2",
+                                 "ping",
+                                 "--inventory", "fleet.ini", "--format", "json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not (
+                os.path.exists(pids) and "hang2" in open(pids).read()):
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        try:
+            out, err = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        by_host = {g["host"]: g for g in json.loads(out or "{}").get("guests", [])}
+        check("SIGINT: exit 130 with the document", proc.returncode == 130 and by_host,
+              (proc.returncode, out[:500], err))
+        check("SIGINT: the finished host is kept", by_host.get("hv-a", {}).get("status") == "ok",
+              by_host)
+        check("SIGINT: the running hosts say they were interrupted",
+              all("host %s: interrupted by SIGINT" % h == by_host.get(h, {}).get("error")
+                  for h in ("hang1", "hang2")), by_host)
+        check("SIGINT: the queued host was not started",
+              "not started (interrupted by SIGINT)" in by_host.get("hv-b", {}).get("error", ""),
+              by_host)
+        hang_pids = [int(line.split()[1]) for line in open(pids)
+                     if line.split()[0] in ("hang1", "hang2")] if os.path.exists(pids) else []
+        alive = list(hang_pids)
+        for _ in range(100):
+            alive = [pid for pid in alive if os.path.exists("/proc/%d" % pid) and
+                     "zombie" not in open("/proc/%d/status" % pid).read()]
+            if not alive:
+                break
+            time.sleep(0.05)
+        check("SIGINT: no ssh left running", len(hang_pids) == 2 and not alive, (hang_pids, alive))
+
         # table: a section per host
         p = cli("--hosts", "hv-a,hv-b", "ping", "--inventory", "fleet.ini", "--color=never",
                 env=env)
@@ -206,7 +276,11 @@ def main():
                           (["--hosts", "a b", "ping", "x"], "blank"),
                           (["--hosts", "", "ping", "x"], "empty"),
                           (["--hosts", "a", "merge", "x.json"], "not a guest command"),
-                          (["--hosts", "a", "-qo", "x", "ping", "x"], "-o in a cluster")):
+                          (["--hosts", "a", "-qo", "x", "ping", "x"], "-o in a cluster"),
+                          (["--hosts", "a", "--host-jobs", "0", "ping", "x"], "host-jobs 0"),
+                          (["--hosts", "a", "--host-jobs", "1001", "ping", "x"], "host-jobs big"),
+                          (["--hosts", "a", "--host-jobs=x", "ping", "x"], "host-jobs word"),
+                          (["--host-jobs", "2", "ping", "x"], "host-jobs without hosts")):
             p = cli(*args, env=env)
             check(f"refused ({why}): exit 2 with a message",
                   p.returncode == 2 and p.stderr.strip(), (p.returncode, p.stderr))
