@@ -30,6 +30,10 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from promformat import prom_valid  # noqa: E402
+
 AGENT = os.environ["GB_AGENT"]
 CLI = os.environ["GB_CLI"]
 SSHD = "/usr/sbin/sshd"
@@ -42,10 +46,6 @@ SANITIZER_ENV = ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")
 # Seconds the slow host's guestbench waits before it starts (hv3's bin/guestbench).
 SLOW = 8
 
-PROM_SAMPLE = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*'
-                         r'(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*",?)*\})?'
-                         r' (-?[0-9.e+-]+|NaN|[+-]Inf)$')
-
 results = []
 
 
@@ -55,24 +55,6 @@ def check(name, cond, detail=""):
 
 def skip(name, why):
     results.append((name, True, why, ""))
-
-
-def prom_valid(text):
-    """Each line HELP, TYPE or a sample; each family declared once, before its samples."""
-    declared = []
-    for line in text.splitlines():
-        if line.startswith("# HELP ") or line.startswith("# TYPE "):
-            name = line.split()[2]
-            if name in declared and declared[-1] != name:
-                return False
-            if name not in declared:
-                declared.append(name)
-            continue
-        if not PROM_SAMPLE.match(line) or not declared:
-            return False
-        if line.split("{")[0].split(" ")[0] != declared[-1]:
-            return False
-    return bool(declared)
 
 
 def run(argv, **kw):

@@ -17,6 +17,10 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from promformat import prom_valid  # noqa: E402
+
 AGENT = os.environ["GB_AGENT"]
 CLI = os.environ["GB_CLI"]
 
@@ -57,33 +61,11 @@ env = dict(os.environ, PATH=os.environ["FAKE_SSH_BIN"] + ":" + os.environ["PATH"
 sys.exit(subprocess.run(["sh", "-c", command], cwd=hostdir, env=env).returncode)
 '''
 
-PROM_SAMPLE = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*'
-                         r'(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*",?)*\})?'
-                         r' (-?[0-9.e+-]+|NaN|[+-]Inf)$')
-
 results = []
 
 
 def check(name, cond, detail=""):
     results.append((name, bool(cond), detail))
-
-
-def prom_valid(text):
-    """Each line HELP, TYPE or a sample; each family declared once, before its samples."""
-    declared = []
-    for line in text.splitlines():
-        if line.startswith("# HELP ") or line.startswith("# TYPE "):
-            name = line.split()[2]
-            if name in declared and declared[-1] != name:
-                return False
-            if name not in declared:
-                declared.append(name)
-            continue
-        if not PROM_SAMPLE.match(line) or not declared:
-            return False
-        if line.split("{")[0].split(" ")[0] != declared[-1]:
-            return False
-    return bool(declared)
 
 
 def start_agent(path):
