@@ -388,6 +388,14 @@ static gboolean cli_remote_start(CliRemoteHost *rh, GSubprocessLauncher *launche
 	return TRUE;
 }
 
+/* A host still waiting for its turn that will not get one; error is taken. */
+static void cli_remote_not_started(CliRemoteHost *rh, GError *error)
+{
+	rh->started = TRUE;
+	rh->done = TRUE;
+	rh->error = error;
+}
+
 /*
  * The first SIGINT/SIGTERM: no more hosts start, the running ssh get the
  * same signal (ssh ends, and with it the remote session) and what finished
@@ -403,10 +411,9 @@ static void cli_remote_interrupt(CliApp *app, GPtrArray *hosts, int signum)
 		CliRemoteHost *rh = g_ptr_array_index(hosts, i);
 
 		if (!rh->started) {
-			rh->started = TRUE;
-			rh->done = TRUE;
-			g_set_error(&rh->error, GB_ERROR, GB_ERROR_FAILED,
-			            "not started (interrupted by %s)", cli_remote_signame(signum));
+			cli_remote_not_started(rh, g_error_new(GB_ERROR, GB_ERROR_FAILED,
+			                                       "not started (interrupted by %s)",
+			                                       cli_remote_signame(signum)));
 			continue;
 		}
 		if (rh->done || rh->proc == NULL)
@@ -487,11 +494,11 @@ int cli_remote_run(CliApp *app)
 
 				if (!rh->started) {
 					/* --deadline is for the whole run: too late to start */
-					rh->started = TRUE;
-					rh->done = TRUE;
-					g_set_error_literal(&rh->error, GB_ERROR, GB_ERROR_TIMEOUT,
-					                    "not started within --deadline + 5 s "
-					                    "(see --host-jobs)");
+					cli_remote_not_started(
+					    rh, g_error_new_literal(
+					            GB_ERROR, GB_ERROR_TIMEOUT,
+					            "not started within --deadline + 5 s "
+					            "(see --host-jobs)"));
 					continue;
 				}
 				/* killed, its pipes close and its callback comes at once */

@@ -10,12 +10,13 @@ The binaries come from GB_AGENT and GB_CLI (set by tests/meson.build).
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gbtest import PROM_SAMPLE, start_agents, stop  # noqa: E402
 
 SKIP = 77
 
@@ -567,45 +568,6 @@ def check_prom_rules(path):
     return finish(problems)
 
 
-def start_agents(tmp, names):
-    """unix-listen agents, one per name; returns (procs, sockets)."""
-    agent = os.environ["GB_AGENT"]
-    procs, socks = [], []
-    for name in names:
-        sock = os.path.join(tmp, name + ".sock")
-        procs.append(subprocess.Popen([agent, "-m", "unix-listen", "-p", sock],
-                                      stderr=subprocess.DEVNULL))
-        socks.append(sock)
-    deadline = time.monotonic() + 10
-    for sock in socks:
-        while True:
-            try:
-                with socket.socket(socket.AF_UNIX) as s:
-                    s.connect(sock)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"agent {sock} did not listen")
-                time.sleep(0.02)
-    return procs, socks
-
-
-def stop_agents(procs):
-    for p in procs:
-        p.send_signal(signal.SIGTERM)
-    for p in procs:
-        try:
-            p.wait(5)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-
-
-PROM_SAMPLE = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*'
-                         r'(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*",?)*\})?'
-                         r' (-?[0-9.e+-]+|NaN|[+-]Inf)$')
-
-
 def prom_problems(text):
     """The text exposition format: HELP/TYPE before a family's samples, samples well formed."""
     problems = []
@@ -679,7 +641,7 @@ def check_audit_run(service, wrapper):
                     problems.append(f"the textfile directory has leftovers: {leftovers}")
 
             # One agent gone: its guestbench_up is 0, and the run still counts as success.
-            stop_agents(procs[1:])
+            stop(procs[1:])
             proc, skipped = service_run()
             text = ""
             if os.path.exists(prom):
@@ -740,7 +702,7 @@ def check_audit_run(service, wrapper):
                 if skipped or proc.returncode != 2 or not proc.stderr.strip():
                     problems.append(f"{bad}: exit {proc.returncode} (want 2 and a message)")
         finally:
-            stop_agents(procs)
+            stop(procs)
     return finish(problems)
 
 

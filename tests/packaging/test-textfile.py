@@ -25,6 +25,10 @@ import threading
 import time
 import urllib.request
 
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gbtest import check, skip, start_agents, stop, tap_report  # noqa: E402
+
 AGENT = os.environ["GB_AGENT"]
 CLI = os.environ["GB_CLI"]
 PROMTOOL = shutil.which("promtool")
@@ -35,17 +39,6 @@ LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?')
 
 # node_exporter as another user than the one writing the file, as packaged
 NOBODY = {"user": 65534, "group": 65534, "extra_groups": []} if os.geteuid() == 0 else {}
-
-results = []
-
-
-def check(name, cond, detail=""):
-    results.append((name, bool(cond), None, detail))
-
-
-def skip(name, why):
-    results.append((name, True, why, ""))
-
 
 def samples(text):
     """{(name, frozenset of labels): value} of an exposition text; None if a line is
@@ -76,40 +69,6 @@ def environment_file(path):
                 key, value = line.split("=", 1)
                 env[key.strip()] = value.strip()
     return env
-
-
-def start_agents(tmp, names):
-    procs, socks = [], []
-    for name in names:
-        sock = os.path.join(tmp, name + ".sock")
-        procs.append(subprocess.Popen([AGENT, "-m", "unix-listen", "-p", sock],
-                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL))
-        socks.append(sock)
-    deadline = time.monotonic() + 10
-    for sock in socks:
-        while True:
-            try:
-                with socket.socket(socket.AF_UNIX) as s:
-                    s.connect(sock)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("agent %s did not listen" % sock)
-                time.sleep(0.02)
-    return procs, socks
-
-
-def stop(procs):
-    for p in procs:
-        if p.poll() is None:
-            p.terminate()
-    for p in procs:
-        try:
-            p.wait(5)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
 
 
 class NodeExporter:
@@ -351,15 +310,4 @@ if __name__ == "__main__":
         main(*sys.argv[1:])
     except Exception as e:  # a broken setup is a failure with its reason
         check("the run went through", False, "%s: %s" % (type(e).__name__, e))
-    print("1..%d" % len(results))
-    failed = 0
-    for i, (name, ok, why, detail) in enumerate(results, 1):
-        if why is not None:
-            print("ok %d - %s # SKIP %s" % (i, name, why))
-            continue
-        print("%s %d - %s" % ("ok" if ok else "not ok", i, name))
-        if not ok:
-            failed += 1
-            for line in str(detail).splitlines()[:20]:
-                print("# " + line)
-    sys.exit(1 if failed else 0)
+    sys.exit(tap_report())

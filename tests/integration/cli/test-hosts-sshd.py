@@ -31,8 +31,8 @@ import tempfile
 import time
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from promformat import prom_valid  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from gbtest import check, prom_valid, skip, tap_report  # noqa: E402
 
 AGENT = os.environ["GB_AGENT"]
 CLI = os.environ["GB_CLI"]
@@ -45,17 +45,6 @@ PID = os.getpid()
 SANITIZER_ENV = ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")
 # Seconds the slow host's guestbench waits before it starts (hv3's bin/guestbench).
 SLOW = 8
-
-results = []
-
-
-def check(name, cond, detail=""):
-    results.append((name, bool(cond), None, detail))
-
-
-def skip(name, why):
-    results.append((name, True, why, ""))
-
 
 def run(argv, **kw):
     kw.setdefault("capture_output", True)
@@ -308,18 +297,7 @@ def main():
     check("cleanup: no namespace of this run is left",
           "gbtest-%d-" % PID not in leftovers and not os.path.exists(lab.tmp), leftovers)
 
-    print("1..%d" % len(results))
-    failed = 0
-    for i, (name, ok, why, detail) in enumerate(results, 1):
-        if why is not None:
-            print("ok %d - %s # SKIP %s" % (i, name, why))
-            continue
-        print("%s %d - %s" % ("ok" if ok else "not ok", i, name))
-        if not ok:
-            failed += 1
-            for line in str(detail).splitlines()[:20]:
-                print("# " + line)
-    return 1 if failed else 0
+    return tap_report()
 
 
 def cases(lab):

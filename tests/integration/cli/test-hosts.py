@@ -18,8 +18,8 @@ import tempfile
 import time
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from promformat import prom_valid  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from gbtest import check, prom_valid, tap_report  # noqa: E402
 
 AGENT = os.environ["GB_AGENT"]
 CLI = os.environ["GB_CLI"]
@@ -60,13 +60,6 @@ hostdir = os.path.join(os.environ["FAKE_SSH_HOSTS"], host)
 env = dict(os.environ, PATH=os.environ["FAKE_SSH_BIN"] + ":" + os.environ["PATH"])
 sys.exit(subprocess.run(["sh", "-c", command], cwd=hostdir, env=env).returncode)
 '''
-
-results = []
-
-
-def check(name, cond, detail=""):
-    results.append((name, bool(cond), detail))
-
 
 def start_agent(path):
     proc = subprocess.Popen([AGENT, "-m", "unix-listen", "-p", path], stderr=subprocess.DEVNULL)
@@ -278,15 +271,7 @@ def main():
                 p.wait()
         subprocess.run(["rm", "-rf", tmp])
 
-    print("1..%d" % len(results))
-    failed = 0
-    for i, (name, ok, detail) in enumerate(results, 1):
-        print("%s %d - %s" % ("ok" if ok else "not ok", i, name))
-        if not ok:
-            failed += 1
-            for line in str(detail).splitlines()[:20]:
-                print("# " + line)
-    return 1 if failed else 0
+    return tap_report()
 
 
 if __name__ == "__main__":

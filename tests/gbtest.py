@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Shared pieces of the Python tests (imported, never run as a test): TAP
+results, real agents on unix sockets, and the Prometheus exposition format as
+the tests check it without promtool."""
+import os
+import re
+import socket
+import subprocess
+import time
+
+# ---- TAP ----------------------------------------------------------------------------------
+
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append((name, bool(cond), None, detail))
+
+
+def skip(name, why):
+    results.append((name, True, why, ""))
+
+
+def tap_report():
+    """Prints the plan and every result; returns the exit status (1 if any failed)."""
+    print("1..%d" % len(results))
+    failed = 0
+    for i, (name, ok, why, detail) in enumerate(results, 1):
+        if why is not None:
+            print("ok %d - %s # SKIP %s" % (i, name, why))
+            continue
+        print("%s %d - %s" % ("ok" if ok else "not ok", i, name))
+        if not ok:
+            failed += 1
+            for line in str(detail).splitlines()[:20]:
+                print("# " + line)
+    return 1 if failed else 0
+
+
+# ---- agents -------------------------------------------------------------------------------
+
+def start_agents(tmp, names):
+    """One $GB_AGENT -m unix-listen per name, in tmp; returns (procs, sockets) once all listen."""
+    agent = os.environ["GB_AGENT"]
+    procs, socks = [], []
+    for name in names:
+        sock = os.path.join(tmp, name + ".sock")
+        procs.append(subprocess.Popen([agent, "-m", "unix-listen", "-p", sock],
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))
+        socks.append(sock)
+    deadline = time.monotonic() + 10
+    for sock in socks:
+        while True:
+            try:
+                with socket.socket(socket.AF_UNIX) as s:
+                    s.connect(sock)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("agent %s did not listen" % sock)
+                time.sleep(0.02)
+    return procs, socks
+
+
+def stop(procs):
+    """SIGTERM to each process still running, then wait; SIGKILL after 5 s."""
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+# ---- Prometheus text format ---------------------------------------------------------------
+
+PROM_SAMPLE = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*'
+                         r'(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*",?)*\})?'
+                         r' (-?[0-9.e+-]+|NaN|[+-]Inf)$')
+
+
+def prom_valid(text):
+    """Each line HELP, TYPE or a sample; each family declared once, before its samples."""
+    declared = []
+    for line in text.splitlines():
+        if line.startswith("# HELP ") or line.startswith("# TYPE "):
+            name = line.split()[2]
+            if name in declared and declared[-1] != name:
+                return False
+            if name not in declared:
+                declared.append(name)
+            continue
+        if not PROM_SAMPLE.match(line) or not declared:
+            return False
+        if line.split("{")[0].split(" ")[0] != declared[-1]:
+            return False
+    return bool(declared)
