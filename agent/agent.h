@@ -10,12 +10,12 @@ G_BEGIN_DECLS
 
 /* Settings after the config file and the command line were merged. */
 typedef struct {
-	char *method;        /* virtio-serial | unix-listen | vsock-listen | stdio */
-	char *path;          /* port path, socket path or CID:PORT; NULL = default */
-	char *sysroot;       /* root the facts are read under; "/" by default */
-	char *scratch_dir;   /* only place a disk benchmark may write */
-	char **allow_rpcs;   /* NULL = all; entries may be globs */
-	char **block_rpcs;   /* NULL = none; entries may be globs */
+	char *method;      /* virtio-serial | unix-listen | vsock-listen | stdio */
+	char *path;        /* port path, socket path or CID:PORT; NULL = default */
+	char *sysroot;     /* root the facts are read under; "/" by default */
+	char *scratch_dir; /* only place a disk benchmark may write */
+	char **allow_rpcs; /* NULL = all; entries may be globs */
+	char **block_rpcs; /* NULL = none; entries may be globs */
 	gboolean verbose;
 	gsize max_message_size;
 	guint max_depth;

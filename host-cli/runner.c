@@ -421,11 +421,11 @@ void cli_runner_run(CliApp *app)
 	g_ptr_array_add(sources, cli_runner_attach(app, g_unix_signal_source_new(SIGTERM),
 	                                           cli_runner_sigterm_cb));
 	if (app->opts.deadline > 0) {
-		g_ptr_array_add(sources,
-		                 cli_runner_attach(app,
-		                                   g_timeout_source_new(MAX(
-		                                       (guint)(app->opts.deadline * 1000.0), 1)),
-		                                   cli_runner_deadline_cb));
+		g_ptr_array_add(
+		    sources,
+		    cli_runner_attach(
+		        app, g_timeout_source_new(MAX((guint)(app->opts.deadline * 1000.0), 1)),
+		        cli_runner_deadline_cb));
 	}
 	if (cli_runner_shows_progress(app)) {
 		g_ptr_array_add(

@@ -155,17 +155,18 @@ static gboolean cli_target_parse_libvirt(CliTarget *target, const char *name,
 	    cli_libvirt_domain_load(opts != NULL ? opts->libvirt_dir : NULL, name, &error_local);
 	socket = domain != NULL ? cli_libvirt_domain_get_socket(domain, &error_local) : NULL;
 	/* no guestbench channel but qemu-ga's: libvirt owns that socket, so through virsh */
-	if (socket == NULL && domain != NULL && domain->socket == NULL &&
-	    domain->problem == NULL && domain->qga_socket != NULL) {
+	if (socket == NULL && domain != NULL && domain->socket == NULL && domain->problem == NULL &&
+	    domain->qga_socket != NULL) {
 		g_autofree char *virsh = g_find_program_in_path("virsh");
 		if (virsh != NULL) {
 			target->scheme = CLI_TARGET_QGA;
 			target->qga_domain = g_strdup(name);
 			return TRUE;
 		}
-		target->error = g_strdup_printf("%s; it has qemu-ga's channel (" CLI_LIBVIRT_QGA_CHANNEL
-		                                "), but reaching the agent through it needs virsh",
-		                                error_local->message);
+		target->error =
+		    g_strdup_printf("%s; it has qemu-ga's channel (" CLI_LIBVIRT_QGA_CHANNEL
+		                    "), but reaching the agent through it needs virsh",
+		                    error_local->message);
 		return TRUE;
 	}
 	if (socket == NULL) {

@@ -13,7 +13,7 @@ G_BEGIN_DECLS
 typedef enum {
 	CLI_TARGET_UNIX,  /* unix:PATH or a bare path */
 	CLI_TARGET_VSOCK, /* vsock:CID:PORT */
-	CLI_TARGET_QGA,   /* qga:PATH, qemu-ga's socket: the agent runs through guest-exec (qga.h) */
+	CLI_TARGET_QGA, /* qga:PATH, qemu-ga's socket: the agent runs through guest-exec (qga.h) */
 } CliTargetScheme;
 
 typedef struct {
@@ -33,7 +33,7 @@ typedef struct {
 	 * "virsh qemu-agent-command DOMAIN"; path is NULL then.
 	 */
 	char *qga_domain;
-	char *origin;     /* "FILE:LINE" of the [guest NAME] group, NULL from the command line */
+	char *origin; /* "FILE:LINE" of the [guest NAME] group, NULL from the command line */
 	/*
 	 * libvirt:DOMAIN whose socket could not be found (domain not running, no
 	 * channel, bad XML): the guest ends with this error and is never contacted,

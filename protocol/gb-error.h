@@ -21,8 +21,8 @@ typedef enum {
 	GB_ERROR_BUSY,              /* e.g. a benchmark is already running */
 	GB_ERROR_NOT_SUPPORTED,     /* the system cannot do it (tmpfs for O_DIRECT, ...) */
 	GB_ERROR_TIMEOUT,
-	GB_ERROR_CLOSED,            /* the peer went away */
-	GB_ERROR_REMOTE,            /* the peer answered {"error": ...}; see gb_reply_parse() */
+	GB_ERROR_CLOSED, /* the peer went away */
+	GB_ERROR_REMOTE, /* the peer answered {"error": ...}; see gb_reply_parse() */
 	GB_ERROR_IO,
 } GbError;
 

@@ -36,7 +36,7 @@ typedef struct _GbFramer GbFramer;
  * consumed the bytes up to and including this message.
  */
 typedef gboolean (*GbFramerFunc)(const char *msg, gsize len, const GError *error,
-				 gpointer user_data);
+                                 gpointer user_data);
 
 /* 0 for either limit means its default. */
 GbFramer *gb_framer_new(gsize max_size, guint max_depth);
@@ -51,7 +51,7 @@ gsize gb_framer_get_buffered(const GbFramer *framer);
 gsize gb_framer_get_allocated(const GbFramer *framer);
 /* Feeds len bytes; returns how many were consumed (len unless func returned FALSE). */
 gsize gb_framer_push(GbFramer *framer, const guint8 *data, gsize len, GbFramerFunc func,
-		     gpointer user_data);
+                     gpointer user_data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GbFramer, gb_framer_free)
 

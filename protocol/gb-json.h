@@ -27,37 +27,37 @@ typedef enum {
 gboolean gb_json_has(JsonObject *obj, const char *member); /* present and not null */
 
 gboolean gb_json_get_int(JsonObject *obj, const char *member, GbJsonFlags flags, gint64 min,
-			 gint64 max, gint64 *out, GError **error);
+                         gint64 max, gint64 *out, GError **error);
 /* Accepts integers too; rejects NaN/Inf (json-glib cannot produce them anyway). */
 gboolean gb_json_get_double(JsonObject *obj, const char *member, GbJsonFlags flags, double min,
-			    double max, double *out, GError **error);
+                            double max, double *out, GError **error);
 gboolean gb_json_get_bool(JsonObject *obj, const char *member, GbJsonFlags flags, gboolean *out,
-			  GError **error);
+                          GError **error);
 /* *out is borrowed from obj. Strings must be valid UTF-8 (json-glib guarantees it). */
 gboolean gb_json_get_string(JsonObject *obj, const char *member, GbJsonFlags flags,
-			    const char **out, GError **error);
+                            const char **out, GError **error);
 /* A new GArray of gint64, each element within min..max. */
 gboolean gb_json_get_int_array(JsonObject *obj, const char *member, GbJsonFlags flags, gint64 min,
-			       gint64 max, GArray **out, GError **error);
+                               gint64 max, GArray **out, GError **error);
 /* A new NULL-terminated string vector. */
 gboolean gb_json_get_strv(JsonObject *obj, const char *member, GbJsonFlags flags, char ***out,
-			  GError **error);
+                          GError **error);
 /* *out is borrowed from obj. */
 gboolean gb_json_get_object(JsonObject *obj, const char *member, GbJsonFlags flags,
-			    JsonObject **out, GError **error);
-gboolean gb_json_get_array(JsonObject *obj, const char *member, GbJsonFlags flags,
-			   JsonArray **out, GError **error);
+                            JsonObject **out, GError **error);
+gboolean gb_json_get_array(JsonObject *obj, const char *member, GbJsonFlags flags, JsonArray **out,
+                           GError **error);
 /* Fails naming the first member of obj that is not in the NULL-terminated allowed list. */
 gboolean gb_json_check_members(JsonObject *obj, const char *const *allowed, GError **error);
 
 /* The same checks for array elements and bare nodes (name is used in messages). */
-gboolean gb_json_node_get_int(JsonNode *node, const char *name, gint64 min, gint64 max,
-			      gint64 *out, GError **error);
+gboolean gb_json_node_get_int(JsonNode *node, const char *name, gint64 min, gint64 max, gint64 *out,
+                              GError **error);
 gboolean gb_json_node_get_double(JsonNode *node, const char *name, double *out, GError **error);
 gboolean gb_json_node_get_string(JsonNode *node, const char *name, const char **out,
-				 GError **error);
+                                 GError **error);
 gboolean gb_json_node_get_object(JsonNode *node, const char *name, JsonObject **out,
-				 GError **error);
+                                 GError **error);
 
 /*
  * Parses one complete message (as cut out by GbFramer) with json-glib.

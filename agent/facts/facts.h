@@ -13,11 +13,11 @@ G_BEGIN_DECLS
  * CPUID is not available (not x86). Tests pass a fake built from a fixture.
  */
 typedef gboolean (*AgentCpuidFunc)(guint32 leaf, guint32 subleaf, guint32 regs[4],
-				   gpointer user_data);
+                                   gpointer user_data);
 
 typedef struct {
-	const char *sysroot;   /* every file is read under this root */
-	AgentCpuidFunc cpuid;  /* NULL = the real instruction */
+	const char *sysroot;  /* every file is read under this root */
+	AgentCpuidFunc cpuid; /* NULL = the real instruction */
 	gpointer cpuid_data;
 	guint steal_window_ms; /* /proc/stat is sampled twice this far apart; 0 = once */
 	/*
@@ -26,7 +26,7 @@ typedef struct {
 	 * at least steal_window_ms old, so a request does not stall the main loop.
 	 */
 	gboolean steal_since_previous;
-	JsonArray *errors;     /* collectors append {"member", "reason"} here */
+	JsonArray *errors; /* collectors append {"member", "reason"} here */
 } AgentFactsContext;
 
 /*
@@ -50,8 +50,7 @@ JsonNode *agent_facts_collect_os(AgentFactsContext *ctx);
  * Runs the collectors named in sections (NULL = all) and returns the facts
  * object (owned) with an "errors" array. Fails only on an unknown section name.
  */
-JsonNode *agent_facts_collect(AgentFactsContext *ctx, const char *const *sections,
-			      GError **error);
+JsonNode *agent_facts_collect(AgentFactsContext *ctx, const char *const *sections, GError **error);
 
 /* The gb-get-facts command handler. */
 JsonNode *agent_cmd_get_facts(AgentContext *agent, JsonObject *args, GError **error);

@@ -143,7 +143,8 @@ static void test_inventory_bad_text(void)
 		{ "[guest a]\ntarget=vsock:0:1\n",
 		  "x.ini:1: [guest a]: invalid target 'vsock:0:1'" },
 		/* GKeyFile returns a value and an error for a bad escape: one error only */
-		{ "[guest a]\ntarget=vsock:7\\4000\n", "x.ini:1: [guest a]: target= cannot be read" },
+		{ "[guest a]\ntarget=vsock:7\\4000\n",
+		  "x.ini:1: [guest a]: target= cannot be read" },
 		{ "[guest a]\ntarget=/a\nqmp=/q\\4\n", "x.ini:1: [guest a]: qmp= cannot be read" },
 		{ "[guest a]\ntarget=/a\ntags=web;;db\n",
 		  "x.ini:1: [guest a]: empty tag in tags=" },
