@@ -12,7 +12,12 @@ cd "$src"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	files=$(git ls-files -- '*.c' '*.h')
 else
-	files=$(find agent protocol host-cli tests bench -name '*.c' -o -name '*.h' | sort)
+	dirs=""
+	for d in agent protocol host-cli tests bench; do
+		[ -d "$d" ] && dirs="$dirs $d"
+	done
+	# shellcheck disable=SC2086 # the list of directories above
+	files=$(find $dirs -name '*.c' -o -name '*.h' | sort)
 fi
 if [ -z "$files" ]; then
 	echo "no C sources found under $src" >&2
