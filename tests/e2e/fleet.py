@@ -45,7 +45,7 @@ GUESTS = {
 
 class Guest:
     def __init__(self, name, workdir, image_dir, config, run="agent", hostfwd=None,
-                 scratch_mb=160):
+                 scratch_mb=160, append=""):
         self.name = name
         self.dir = os.path.join(workdir, name)
         os.makedirs(self.dir, exist_ok=True)
@@ -58,6 +58,7 @@ class Guest:
         self.run = run
         self.hostfwd = hostfwd
         self.scratch_mb = scratch_mb
+        self.append = append  # kernel parameters on top of the configuration's
         self.proc = None
 
     def command(self):
@@ -70,7 +71,8 @@ class Guest:
         if self.hostfwd:
             # Loopback only: the host side binds 127.0.0.1.
             fwd = ",hostfwd=tcp:127.0.0.1:%d-:%d" % self.hostfwd
-        append = "console=ttyS0 quiet panic=-1 gb.run=%s %s" % (self.run, c.get("append", ""))
+        append = "console=ttyS0 quiet panic=-1 gb.run=%s %s %s" % (
+            self.run, c.get("append", ""), self.append)
         args = [
             "qemu-system-x86_64", "-machine", c["machine"], "-accel", "tcg",
             "-cpu", c["cpu"], "-smp", str(c["smp"]), "-m", str(c["mem"]),
