@@ -693,19 +693,13 @@ static gboolean net_step_sender(CliNetEnd *end, NetStream *s, const guint8 *buf,
 
 static gboolean net_transfer(CliNetEnd *end, GError **error)
 {
-	g_autofree guint8 *buf = g_malloc(NET_CHUNK);
+	g_autoptr(GbNetbenchBuffer) buf = gb_netbench_buffer_new(NET_CHUNK, 0x67626e68u);
 	g_autofree struct pollfd *fds = g_new0(struct pollfd, end->n_streams);
-	g_autoptr(GRand) rand = g_rand_new_with_seed(0x67626e68u);
 	gint64 t0 = gb_netbench_now_ns();
 	gint64 omit_end = t0 + (gint64)end->cfg.omit * GB_NETBENCH_NS_PER_S;
 	gint64 send_end = omit_end + (gint64)end->cfg.seconds * GB_NETBENCH_NS_PER_S;
 	gint64 deadline = send_end + GB_NETBENCH_GRACE_S * GB_NETBENCH_NS_PER_S;
 
-	/* random payload: a compressing or deduplicating path must not flatter the result */
-	for (gsize i = 0; i + 4 <= NET_CHUNK; i += 4) {
-		guint32 v = g_rand_int(rand);
-		memcpy(buf + i, &v, 4);
-	}
 	for (guint i = 0; i < end->n_streams; i++) {
 		NetStream *s = &end->streams[i];
 		s->state = NET_ST_RUN;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gb-error.h"
 #include "gb-netbench.h"
@@ -33,6 +35,27 @@ gint64 gb_netbench_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (gint64)ts.tv_sec * GB_NETBENCH_NS_PER_S + ts.tv_nsec;
+}
+
+GbNetbenchBuffer *gb_netbench_buffer_new(gsize len, guint32 seed)
+{
+	g_autoptr(GRand) rand = g_rand_new_with_seed(seed);
+	long page = sysconf(_SC_PAGESIZE);
+	void *mem = NULL;
+
+	if (posix_memalign(&mem, page > 0 ? (gsize)page : 4096, MAX(len, 1)) != 0)
+		g_error("%s: failed to allocate %" G_GSIZE_FORMAT " bytes", G_STRLOC, len);
+	for (gsize i = 0; i < len; i += 4) {
+		guint32 v = g_rand_int(rand);
+
+		memcpy((guint8 *)mem + i, &v, MIN(4, len - i));
+	}
+	return mem;
+}
+
+void gb_netbench_buffer_free(GbNetbenchBuffer *buf)
+{
+	free(buf);
 }
 
 void gb_netbench_header_build(const GbNetbenchHeader *hdr, guint8 out[GB_NETBENCH_HEADER_LEN])

@@ -898,19 +898,13 @@ static gboolean net_step_sender(NetRun *r, NetStream *s, const guint8 *buf, gint
 
 static gboolean net_transfer(NetRun *r, NetSample *before, NetSample *after, GError **error)
 {
-	g_autofree guint8 *buf = g_malloc(NET_CHUNK);
+	g_autoptr(GbNetbenchBuffer) buf = gb_netbench_buffer_new(NET_CHUNK, 0x67626e74u);
 	g_autofree struct pollfd *fds = g_new0(struct pollfd, r->n_streams);
 	gint64 omit_end;
 	gint64 send_end;
 	gint64 deadline;
 	gboolean sampled = FALSE;
-	g_autoptr(GRand) rand = g_rand_new_with_seed(0x67626e74u);
 
-	/* random payload: a compressing or deduplicating path must not flatter the result */
-	for (gsize i = 0; i + 4 <= NET_CHUNK; i += 4) {
-		guint32 v = g_rand_int(rand);
-		memcpy(buf + i, &v, 4);
-	}
 	r->t0 = gb_netbench_now_ns();
 	omit_end = r->t0 + (gint64)r->p.omit * GB_NETBENCH_NS_PER_S;
 	send_end = omit_end + (gint64)r->p.seconds * GB_NETBENCH_NS_PER_S;

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "guestbench-protocol.h"
 
@@ -303,6 +304,33 @@ static void test_misc(void)
 	g_assert_cmpstr(gb_netbench_direction_to_string(GB_NETBENCH_DIR_G2H), ==, "guest-to-host");
 }
 
+/* The transfer buffer: page aligned (the kernel copies into it), random, reproducible. */
+static void test_buffer(void)
+{
+	const gsize len = 128 * 1024;
+	g_autoptr(GbNetbenchBuffer) a = gb_netbench_buffer_new(len, 7);
+	g_autoptr(GbNetbenchBuffer) b = gb_netbench_buffer_new(len, 7);
+	g_autoptr(GbNetbenchBuffer) c = gb_netbench_buffer_new(len, 8);
+	g_autoptr(GbNetbenchBuffer) odd = gb_netbench_buffer_new(1001, 7);
+	g_autoptr(GbNetbenchBuffer) empty = gb_netbench_buffer_new(0, 7);
+	guint counts[256] = { 0 };
+
+	g_assert_cmpuint((guintptr)a % (guintptr)sysconf(_SC_PAGESIZE), ==, 0);
+	g_assert_cmpuint((guintptr)odd % (guintptr)sysconf(_SC_PAGESIZE), ==, 0);
+	g_assert_nonnull(empty);
+	g_assert_cmpmem(a, len, b, len);
+	g_assert_true(memcmp(a, c, len) != 0);
+	/* a length that is not a multiple of 4 is filled to its end from the same sequence */
+	g_assert_cmpmem(odd, 1001, a, 1001);
+	/* incompressible: every byte value occurs, none more than twice its share */
+	for (gsize i = 0; i < len; i++)
+		counts[a[i]]++;
+	for (guint v = 0; v < 256; v++) {
+		g_assert_cmpuint(counts[v], >, 0);
+		g_assert_cmpuint(counts[v], <, 2 * len / 256);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -316,5 +344,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/protocol/netbench/report-bad", test_report_bad);
 	g_test_add_func("/protocol/netbench/report-check", test_report_check);
 	g_test_add_func("/protocol/netbench/misc", test_misc);
+	g_test_add_func("/protocol/netbench/buffer", test_buffer);
 	return g_test_run();
 }
