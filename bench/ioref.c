@@ -37,6 +37,15 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* xorshift64: the payload and the shuffle, from a fixed seed */
+static uint64_t next(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
 static int pass(int fd, int is_write, unsigned char *buf, size_t rec, const size_t *order, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -108,19 +117,14 @@ int main(int argc, char **argv)
 		order[i] = i;
 	/* incompressible data, as bench disk and fio write */
 	for (size_t i = 0; i < rec; i += sizeof(x)) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		memcpy(buf + i, &x, sizeof(x));
-	}
-	/* Fisher-Yates with xorshift64: every record once, fixed seed */
-	for (size_t i = n; i > 1; i--) {
-		size_t j, tmp;
+		uint64_t v = next(&x);
 
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		j = (size_t)(x % i);
+		memcpy(buf + i, &v, sizeof(v));
+	}
+	/* Fisher-Yates: every record once */
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)(next(&x) % i), tmp;
+
 		tmp = order[i - 1];
 		order[i - 1] = order[j];
 		order[j] = tmp;
