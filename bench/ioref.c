@@ -117,7 +117,8 @@ static int parse_bytes(const char *what, const char *text, unsigned long long *v
 
 	errno = 0;
 	*v = strtoull(text, &end, 10);
-	if (errno != 0 || end == text || *end != '\0' || text[0] == '-') {
+	/* strtoull would also take leading blanks and a sign, "-1" wrapping around */
+	if (text[0] < '0' || text[0] > '9' || errno != 0 || *end != '\0') {
 		fprintf(stderr, "ioref: %s must be a number of bytes, not \"%s\"\n", what, text);
 		return 0;
 	}
