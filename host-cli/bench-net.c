@@ -707,6 +707,7 @@ static gboolean net_transfer(CliNetEnd *end, GError **error)
 		s->counted = 0;
 		s->chunk_off = 0;
 		s->report_len = 0;
+		gb_netbench_stream_started(s->fd);
 	}
 	for (;;) {
 		gint64 now = gb_netbench_now_ns();

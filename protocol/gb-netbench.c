@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +38,13 @@ gint64 gb_netbench_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (gint64)ts.tv_sec * GB_NETBENCH_NS_PER_S + ts.tv_nsec;
+}
+
+void gb_netbench_stream_started(int fd)
+{
+	int one = 1;
+
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
 }
 
 GbNetbenchBuffer *gb_netbench_buffer_new(gsize len, guint32 seed)

@@ -909,8 +909,10 @@ static gboolean net_transfer(NetRun *r, NetSample *before, NetSample *after, GEr
 	omit_end = r->t0 + (gint64)r->p.omit * GB_NETBENCH_NS_PER_S;
 	send_end = omit_end + (gint64)r->p.seconds * GB_NETBENCH_NS_PER_S;
 	deadline = send_end + GB_NETBENCH_GRACE_S * GB_NETBENCH_NS_PER_S;
-	for (guint i = 0; i < r->n_streams; i++)
+	for (guint i = 0; i < r->n_streams; i++) {
 		r->streams[i].state = NET_ST_RUN;
+		gb_netbench_stream_started(r->streams[i].fd);
+	}
 	for (;;) {
 		gint64 now = gb_netbench_now_ns();
 		guint active = 0;

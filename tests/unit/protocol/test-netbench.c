@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "guestbench-protocol.h"
@@ -331,6 +335,61 @@ static void test_buffer(void)
 	}
 }
 
+static int quickack_of(int fd)
+{
+	int val = -1;
+	socklen_t len = sizeof(val);
+
+	g_assert_cmpint(getsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &val, &len), ==, 0);
+	return val;
+}
+
+/*
+ * The go byte is a reply sent right after the header arrived, which puts the
+ * accepting side in the kernel's interactive (delayed-ACK) mode; the helper
+ * every end calls when the transfer starts must take it out again.
+ */
+static void test_stream_started(void)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	socklen_t len = sizeof(addr);
+	guint8 hdr[GB_NETBENCH_HEADER_LEN] = { 0 };
+	guint8 go = GB_NETBENCH_GO;
+	int pipefd[2];
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int afd;
+
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	g_assert_cmpint(bind(lfd, (struct sockaddr *)&addr, sizeof(addr)), ==, 0);
+	g_assert_cmpint(listen(lfd, 1), ==, 0);
+	g_assert_cmpint(getsockname(lfd, (struct sockaddr *)&addr, &len), ==, 0);
+	g_assert_cmpint(connect(cfd, (struct sockaddr *)&addr, sizeof(addr)), ==, 0);
+	afd = accept(lfd, NULL, NULL);
+	g_assert_cmpint(afd, >=, 0);
+	g_assert_cmpint(send(cfd, hdr, sizeof(hdr), MSG_NOSIGNAL), ==, sizeof(hdr));
+	g_assert_cmpint(recv(afd, hdr, sizeof(hdr), MSG_WAITALL), ==, sizeof(hdr));
+	g_assert_cmpint(send(afd, &go, 1, MSG_NOSIGNAL), ==, 1);
+	g_assert_cmpint(recv(cfd, &go, 1, MSG_WAITALL), ==, 1);
+	if (quickack_of(afd) != 0) {
+		/* older kernels need three such replies before they switch */
+		g_test_skip("this kernel did not delay ACKs after one reply");
+	} else {
+		gb_netbench_stream_started(afd);
+		g_assert_cmpint(quickack_of(afd), ==, 1);
+	}
+	gb_netbench_stream_started(cfd);
+	g_assert_cmpint(quickack_of(cfd), ==, 1);
+	/* best effort: not a TCP socket is no error and no crash */
+	g_assert_cmpint(pipe(pipefd), ==, 0);
+	gb_netbench_stream_started(pipefd[0]);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	close(afd);
+	close(cfd);
+	close(lfd);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -345,5 +404,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/protocol/netbench/report-check", test_report_check);
 	g_test_add_func("/protocol/netbench/misc", test_misc);
 	g_test_add_func("/protocol/netbench/buffer", test_buffer);
+	g_test_add_func("/protocol/netbench/stream-started", test_stream_started);
 	return g_test_run();
 }
