@@ -95,6 +95,13 @@ class Guest:
         return args
 
     def start(self):
+        # a console log or socket left by an earlier run would be taken for this
+        # guest's before QEMU replaces it
+        for path in (self.log, self.sock, self.qga_sock, self.qmp_sock):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
         self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL,
                                      stdout=open(os.path.join(self.dir, "qemu.out"), "w"),
                                      stderr=subprocess.STDOUT, start_new_session=True)
