@@ -357,6 +357,40 @@ static guint count_metric(JsonArray *metrics, const char *name, const char *test
 	return n;
 }
 
+/* one entry per record size, in order: a page is a page; above it, a whole
+ * number of huge pages, and why not when the kernel would not give them */
+static void check_buffers(JsonObject *res, gint64 rec0, gint64 rec1)
+{
+	JsonArray *bufs = json_object_get_array_member(res, "buffers");
+	const gint64 recs[] = { rec0, rec1 };
+	gint64 page = sysconf(_SC_PAGESIZE);
+
+	g_assert_nonnull(bufs);
+	g_assert_cmpuint(json_array_get_length(bufs), ==, rec1 > 0 ? 2 : 1);
+	for (guint i = 0; i < json_array_get_length(bufs); i++) {
+		JsonObject *b = json_array_get_object_element(bufs, i);
+		const char *pages = json_object_get_string_member(b, "pages");
+		gint64 bytes = json_object_get_int_member(b, "bytes");
+
+		g_assert_cmpint(json_object_get_int_member(b, "record_size"), ==, recs[i]);
+		g_assert_cmpint(bytes, >=, recs[i]);
+		g_assert_cmpint(bytes % page, ==, 0);
+		if (recs[i] <= page) {
+			g_assert_cmpstr(pages, ==, "base");
+			g_assert_false(json_object_has_member(b, "why"));
+			continue;
+		}
+		g_assert_cmpint(bytes % (2 * 1024 * 1024), ==, 0);
+		if (g_strcmp0(pages, "huge") == 0) {
+			g_assert_false(json_object_has_member(b, "why"));
+		} else {
+			g_assert_true(g_strcmp0(pages, "base") == 0 ||
+			              g_strcmp0(pages, "unknown") == 0);
+			g_assert_nonnull(json_object_get_string_member(b, "why"));
+		}
+	}
+}
+
 static void test_run_full(Fixture *f, gconstpointer data)
 {
 	AgentBenchContext ctx;
@@ -399,6 +433,7 @@ static void test_run_full(Fixture *f, gconstpointer data)
 	g_assert_cmpint(json_object_get_int_member(align, "offset"), >=, 1);
 	g_assert_nonnull(json_object_get_string_member(align, "source"));
 	g_assert_nonnull(json_object_get_string_member(res, "file"));
+	check_buffers(res, 4096, 1048576);
 
 	g_assert_true(f->monotonic);
 	g_assert_cmpfloat(f->last_fraction, ==, 1.0);
@@ -429,6 +464,7 @@ static void test_run_subset_buffered(Fixture *f, gconstpointer data)
 	g_assert_cmpuint(count_metric(metrics, "disk-latency", "randread", "65536"), ==, 3);
 	g_assert_false(json_object_get_boolean_member(res, "direct"));
 	g_assert_true(json_object_get_null_member(res, "alignment"));
+	check_buffers(res, 65536, 0);
 	g_assert_true(f->monotonic);
 	g_assert_cmpuint(dir_count(sub), ==, 0);
 	g_rmdir(sub);
