@@ -233,6 +233,48 @@ def tempdir(prefix="gbperf-", base=None):
         shutil.rmtree(d, ignore_errors=True)
 
 
+HUGE = 2 << 20
+NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
+
+
+def huge_pages_for(rec):
+    """Huge pages fio needs for a buffer of REC bytes under --mem=shmhuge (with its slack)."""
+    return (rec + HUGE - 1) // HUGE + 1
+
+
+@contextlib.contextmanager
+def hugepages(n):
+    """At least N free 2 MiB huge pages reserved for the block; the old count back after.
+
+    Yields None, or why not (no root, no hugetlb, memory too fragmented): a caller
+    then says so in its report rather than comparing unlike buffers silently.
+    """
+    try:
+        with open(NR_HUGEPAGES) as f:
+            old = int(f.read())
+        with open("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages") as f:
+            free = int(f.read())
+    except (OSError, ValueError) as e:
+        yield "no 2 MiB hugetlb pages here (%s)" % e
+        return
+    if free >= n:
+        yield None
+        return
+    try:
+        with open(NR_HUGEPAGES, "w") as f:
+            f.write(str(old + n - free))
+        with open("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages") as f:
+            got = int(f.read())
+    except (OSError, ValueError) as e:
+        yield "cannot reserve %d huge pages (%s)" % (n, e)
+        return
+    try:
+        yield None if got >= n else "only %d of %d huge pages could be reserved" % (got, n)
+    finally:
+        with open(NR_HUGEPAGES, "w") as f:
+            f.write(str(old))
+
+
 @contextlib.contextmanager
 def agent(agent_bin, env=None, scratch=None, extra=()):
     """guestbench-agent on a unix socket in a private directory."""
