@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Boots the contrasting end-to-end guests under QEMU (TCG) and tears them down.
+"""Boots the contrasting end-to-end guests under QEMU and tears them down.
+
+The tests run them under TCG, which needs nothing from the host; bench/
+fidelity-guest can ask for KVM instead (accel="kvm").
 
 Each guest gets its own directory with the host end of its virtio-serial port
 (agent.sock), its serial console log, and a scratch disk image found inside
@@ -45,7 +48,7 @@ GUESTS = {
 
 class Guest:
     def __init__(self, name, workdir, image_dir, config, run="agent", hostfwd=None,
-                 scratch_mb=160, append=""):
+                 scratch_mb=160, append="", accel="tcg"):
         self.name = name
         self.dir = os.path.join(workdir, name)
         os.makedirs(self.dir, exist_ok=True)
@@ -59,6 +62,7 @@ class Guest:
         self.hostfwd = hostfwd
         self.scratch_mb = scratch_mb
         self.append = append  # kernel parameters on top of the configuration's
+        self.accel = accel  # "tcg" or "kvm"
         self.proc = None
 
     def command(self):
@@ -74,7 +78,7 @@ class Guest:
         append = "console=ttyS0 quiet panic=-1 gb.run=%s %s %s" % (
             self.run, c.get("append", ""), self.append)
         args = [
-            "qemu-system-x86_64", "-machine", c["machine"], "-accel", "tcg",
+            "qemu-system-x86_64", "-machine", c["machine"], "-accel", self.accel,
             "-cpu", c["cpu"], "-smp", str(c["smp"]), "-m", str(c["mem"]),
             "-nographic", "-no-reboot", "-nodefaults", "-serial", "file:" + self.log,
             "-kernel", os.path.join(self.image_dir, "vmlinuz"),
