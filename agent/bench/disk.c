@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -821,10 +822,13 @@ typedef struct {
 	guint8 *mem;
 	gsize len;         /* mapped length, a multiple of the page size */
 	const char *pages; /* "huge", "base" or "unknown" */
-	int collapse_errno;
+	char *why;         /* when a buffer above a page is not "huge" */
 } DiskBuffer;
 
-/* rec bytes at an alignment of at least align (a power of two), page-rounded */
+/*
+ * rec bytes at an alignment of at least align (a power of two): one page, or
+ * above a page whole huge pages on a huge-page boundary
+ */
 static gboolean disk_buffer_map(DiskBuffer *b, gsize rec, gsize align, GError **error)
 {
 	gsize page = (gsize)sysconf(_SC_PAGESIZE);
@@ -853,7 +857,7 @@ static gboolean disk_buffer_map(DiskBuffer *b, gsize rec, gsize align, GError **
 	b->mem = map + head;
 	b->len = len;
 	b->pages = "base";
-	b->collapse_errno = 0;
+	b->why = NULL;
 	/* EINVAL: a kernel without THP; the collapse below then says so too */
 	if (len > page)
 		(void)madvise(b->mem, len, MADV_HUGEPAGE);
@@ -869,10 +873,19 @@ static void disk_buffer_settle(DiskBuffer *b)
 		b->pages = "huge";
 		return;
 	}
-	b->collapse_errno = errno;
-	/* EAGAIN/ENOMEM: no huge page free now, so ordinary pages in whatever layout;
-	 * EINVAL: the kernel cannot tell (before 6.1) or has no THP */
-	b->pages = errno == EINVAL ? "unknown" : "base";
+	if (errno == EINVAL && prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1) {
+		b->why = g_strdup("transparent huge pages are disabled for this process "
+		                  "(PR_SET_THP_DISABLE)");
+	} else if (errno == EINVAL) {
+		/* the kernel cannot say: before 6.1, or built without THP */
+		b->pages = "unknown";
+		b->why =
+		    g_strdup("the kernel cannot collapse memory into huge pages (MADV_COLLAPSE "
+		             "needs Linux 6.1 with transparent huge pages)");
+	} else {
+		/* EAGAIN/ENOMEM: ordinary pages, in whatever layout the allocator gave */
+		b->why = g_strdup_printf("no huge page could be had (%s)", g_strerror(errno));
+	}
 }
 
 static void disk_buffer_unmap(DiskBuffer *b)
@@ -880,6 +893,7 @@ static void disk_buffer_unmap(DiskBuffer *b)
 	if (b->mem != NULL)
 		munmap(b->mem, b->len);
 	b->mem = NULL;
+	g_clear_pointer(&b->why, g_free);
 }
 
 static void disk_buffer_report(const DiskBuffer *b, gsize rec, JsonObject *info)
@@ -893,8 +907,8 @@ static void disk_buffer_report(const DiskBuffer *b, gsize rec, JsonObject *info)
 	json_object_set_int_member(o, "record_size", (gint64)rec);
 	json_object_set_int_member(o, "bytes", (gint64)b->len);
 	json_object_set_string_member(o, "pages", b->pages);
-	if (b->collapse_errno != 0)
-		json_object_set_string_member(o, "why", g_strerror(b->collapse_errno));
+	if (b->why != NULL)
+		json_object_set_string_member(o, "why", b->why);
 	json_array_add_object_element(arr, o);
 }
 

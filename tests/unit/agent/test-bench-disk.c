@@ -12,6 +12,7 @@
 #include <linux/magic.h>
 #include <math.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -470,6 +471,33 @@ static void test_run_subset_buffered(Fixture *f, gconstpointer data)
 	g_rmdir(sub);
 }
 
+/* THP disabled for the process: the buffer says it got base pages, and why */
+static void test_buffer_no_thp(Fixture *f, gconstpointer data)
+{
+	AgentBenchContext ctx;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(JsonNode) node = NULL;
+	JsonObject *b;
+
+	if (on_tmpfs(f->scratch)) {
+		g_test_skip("/var/tmp is tmpfs here");
+		return;
+	}
+	g_assert_cmpint(prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0), ==, 0);
+	ctx_init(f, &ctx);
+	node = run_disk(f, &ctx,
+	                "{\"size\": 2097152, \"record_sizes\": [1048576], \"tests\": [\"read\"]}",
+	                &error);
+	g_assert_cmpint(prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0), ==, 0);
+	g_assert_no_error(error);
+	check_buffers(json_node_get_object(node), 1048576, 0);
+	b = json_array_get_object_element(
+	    json_object_get_array_member(json_node_get_object(node), "buffers"), 0);
+	g_assert_cmpstr(json_object_get_string_member(b, "pages"), ==, "base");
+	g_assert_nonnull(strstr(json_object_get_string_member(b, "why"), "PR_SET_THP_DISABLE"));
+	g_assert_cmpuint(dir_count(f->scratch), ==, 0);
+}
+
 static void test_tmpfs_refused(Fixture *f, gconstpointer data)
 {
 	AgentBenchContext ctx;
@@ -732,6 +760,7 @@ int main(int argc, char **argv)
 	ADD("/bench/disk/validate/bad", test_validate_bad);
 	ADD("/bench/disk/run/full", test_run_full);
 	ADD("/bench/disk/run/subset-buffered", test_run_subset_buffered);
+	ADD("/bench/disk/buffer/no-thp", test_buffer_no_thp);
 	ADD("/bench/disk/tmpfs-refused", test_tmpfs_refused);
 	ADD("/bench/disk/symlink-swap", test_symlink_swap);
 	ADD("/bench/disk/cancel", test_cancel);
