@@ -263,12 +263,15 @@ def hugepages(n):
     try:
         with open(NR_HUGEPAGES, "w") as f:
             f.write(str(old + n - free))
-        with open("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages") as f:
-            got = int(f.read())
-    except (OSError, ValueError) as e:
+    except OSError as e:
         yield "cannot reserve %d huge pages (%s)" % (n, e)
         return
     try:
+        try:
+            with open("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages") as f:
+                got = int(f.read())
+        except (OSError, ValueError):
+            got = 0
         yield None if got >= n else "only %d of %d huge pages could be reserved" % (got, n)
     finally:
         with open(NR_HUGEPAGES, "w") as f:
