@@ -235,6 +235,7 @@ def tempdir(prefix="gbperf-", base=None):
 
 HUGE = 2 << 20
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
+FREE_HUGEPAGES = "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
 
 
 def huge_pages_for(rec):
@@ -252,7 +253,7 @@ def hugepages(n):
     try:
         with open(NR_HUGEPAGES) as f:
             old = int(f.read())
-        with open("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages") as f:
+        with open(FREE_HUGEPAGES) as f:
             free = int(f.read())
     except (OSError, ValueError) as e:
         yield "no 2 MiB hugetlb pages here (%s)" % e
@@ -268,7 +269,7 @@ def hugepages(n):
         return
     try:
         try:
-            with open("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages") as f:
+            with open(FREE_HUGEPAGES) as f:
                 got = int(f.read())
         except (OSError, ValueError):
             got = 0

@@ -837,10 +837,10 @@ static gboolean disk_buffer_map(DiskBuffer *b, gsize rec, gsize align, GError **
 
 	align = MAX(align, page);
 	len = (rec + page - 1) / page * page;
-	if (len > page)
+	if (len > page) {
 		align = MAX(align, (gsize)DISK_HUGE_PAGE);
-	if (len > page && len % DISK_HUGE_PAGE != 0)
-		len = (len / DISK_HUGE_PAGE + 1) * DISK_HUGE_PAGE;
+		len = (len + DISK_HUGE_PAGE - 1) / DISK_HUGE_PAGE * DISK_HUGE_PAGE;
+	}
 	span = len + (align > page ? align : 0);
 	map = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED) {
