@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "commands.h"
+#include "commands/commands.h"
 
 int main(int argc, char **argv)
 {

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit.h"
-#include "facts-view.h"
+#include "analysis/audit.h"
+#include "analysis/facts-view.h"
 #include "fuzz.h"
 #include "guestbench-protocol.h"
 

@@ -10,9 +10,9 @@
 
 #include "fuzz.h"
 #include "guestbench-protocol.h"
-#include "inventory.h"
-#include "libvirt.h"
-#include "target.h"
+#include "fleet/inventory.h"
+#include "fleet/libvirt.h"
+#include "fleet/target.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -11,7 +11,7 @@
 
 #include "fuzz.h"
 #include "guestbench-protocol.h"
-#include "libvirt.h"
+#include "fleet/libvirt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts-view.h"
+#include "analysis/facts-view.h"
 #include "fuzz.h"
 #include "guestbench-protocol.h"
 

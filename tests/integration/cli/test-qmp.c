@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "guestbench-protocol.h"
-#include "host-rules.h"
-#include "hostview.h"
-#include "qmp.h"
+#include "analysis/host-rules.h"
+#include "analysis/hostview.h"
+#include "transport/qmp.h"
 
 static const char *const cache_modes[] = { "none", "writeback", "unsafe", "directsync" };
 

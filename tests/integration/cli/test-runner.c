@@ -10,8 +10,8 @@
 
 #include "guestbench-protocol.h"
 
-#include "commands.h"
-#include "runner.h"
+#include "commands/commands.h"
+#include "fleet/runner.h"
 
 /*
  * Commands written the way cli.h tells the lead to write them (poll loops,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <string.h>
 
-#include "audit.h"
-#include "facts-view.h"
+#include "analysis/audit.h"
+#include "analysis/facts-view.h"
 #include "gb-json.h"
 
 /* fixtures */

@@ -8,9 +8,9 @@
 
 #include "guestbench-protocol.h"
 
-#include "bench-net.h"
-#include "cmd-bench.h"
-#include "results.h"
+#include "commands/bench-net.h"
+#include "commands/cmd-bench.h"
+#include "analysis/results.h"
 
 static void test_size_ok(void)
 {

@@ -6,7 +6,7 @@
 
 #include "guestbench-protocol.h"
 
-#include "compare.h"
+#include "analysis/compare.h"
 
 static char *data_path(const char *name)
 {

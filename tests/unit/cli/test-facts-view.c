@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <string.h>
 
-#include "facts-view.h"
+#include "analysis/facts-view.h"
 #include "gb-json.h"
 
 static JsonNode *load_fixture(const char *name)

@@ -7,10 +7,10 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-#include "audit.h"
+#include "analysis/audit.h"
 #include "guestbench-protocol.h"
-#include "host-rules.h"
-#include "hostview.h"
+#include "analysis/host-rules.h"
+#include "analysis/hostview.h"
 
 static char *data_path(const char *a, const char *b, const char *c)
 {

@@ -6,7 +6,7 @@
 
 #include "gb-error.h"
 
-#include "inventory.h"
+#include "fleet/inventory.h"
 
 static char *data_path(const char *name)
 {

@@ -5,10 +5,10 @@
 
 #include "gb-error.h"
 
-#include "cmd-discover.h"
-#include "commands.h"
-#include "inventory.h"
-#include "libvirt.h"
+#include "commands/cmd-discover.h"
+#include "commands/commands.h"
+#include "fleet/inventory.h"
+#include "fleet/libvirt.h"
 
 static char *fixture_dir(void)
 {

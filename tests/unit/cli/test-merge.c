@@ -9,8 +9,8 @@
 
 #include "guestbench-protocol.h"
 
-#include "cmd-merge.h"
-#include "remote.h"
+#include "commands/cmd-merge.h"
+#include "fleet/remote.h"
 
 static char *data_path(const char *name)
 {

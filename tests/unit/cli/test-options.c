@@ -5,7 +5,7 @@
 
 #include "gb-error.h"
 
-#include "commands.h"
+#include "commands/commands.h"
 
 /* Parses a command line given as one string (split on spaces); NULL app on failure. */
 static CliApp *parse(const char *cmdline, GError **error)

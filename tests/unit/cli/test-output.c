@@ -5,7 +5,7 @@
 
 #include "guestbench-protocol.h"
 
-#include "commands.h"
+#include "commands/commands.h"
 
 /* An app with parsed targets and one pending guest per target, as the runner makes it. */
 static CliApp *make_app(const char *command, const char *const *targets)

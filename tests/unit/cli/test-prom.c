@@ -5,8 +5,8 @@
 
 #include "guestbench-protocol.h"
 
-#include "commands.h"
-#include "prom.h"
+#include "commands/commands.h"
+#include "render/prom.h"
 
 /* ---- a small validator of the text exposition format ---------------------------------- */
 

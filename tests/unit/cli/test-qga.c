@@ -3,7 +3,7 @@
 
 #include "guestbench-protocol.h"
 
-#include "qga.h"
+#include "transport/qga.h"
 
 static JsonNode *parse(const char *json)
 {

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "guestbench-protocol.h"
-#include "hostview.h"
-#include "qmp.h"
+#include "analysis/hostview.h"
+#include "transport/qmp.h"
 
 typedef struct _Server Server;
 typedef void (*ServerScript)(Server *srv, int fd);

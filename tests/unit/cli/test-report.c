@@ -5,7 +5,7 @@
 
 #include "guestbench-protocol.h"
 
-#include "report.h"
+#include "render/report.h"
 
 typedef struct {
 	guint bars;

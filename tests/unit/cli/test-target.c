@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "gb-error.h"
-#include "target.h"
+#include "fleet/target.h"
 
 static void test_target_unix(void)
 {

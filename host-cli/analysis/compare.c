@@ -1,0 +1,1331 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "guestbench-protocol.h"
+
+#include "analysis/audit.h"
+#include "analysis/facts-view.h"
+#include "analysis/compare.h"
+#include "render/output.h"
+
+/* A saved document bigger than this is not one `guestbench bench` wrote. */
+#define CLI_COMPARE_MAX_FILE_SIZE (256 * 1024 * 1024)
+
+/* ---- lifetime ------------------------------------------------------------------------ */
+
+static void cli_compare_column_free(CliCompareColumn *col)
+{
+	if (col == NULL)
+		return;
+	g_free(col->label);
+	g_free(col->source);
+	g_free(col->guest);
+	g_free(col->test);
+	g_free(col->error);
+	g_free(col->timestamp);
+	g_free(col->agent_version);
+	if (col->params != NULL)
+		json_object_unref(col->params);
+	if (col->facts != NULL)
+		json_object_unref(col->facts);
+	g_free(col);
+}
+
+static void cli_compare_row_free(CliCompareRow *row, guint n_columns)
+{
+	g_free(row->test);
+	g_free(row->metric);
+	g_free(row->unit);
+	g_free(row->labels_key);
+	g_free(row->labels_text);
+	g_strfreev(row->label_names);
+	g_strfreev(row->label_values);
+	for (guint i = 0; i < n_columns; i++)
+		g_free(row->cells[i].unavailable);
+	g_free(row->cells);
+	g_free(row->ratios);
+	g_free(row->significance);
+	g_free(row);
+}
+
+static void cli_compare_mismatch_free(CliCompareMismatch *mm)
+{
+	g_free(mm->test);
+	g_free(mm->param);
+	g_strfreev(mm->values);
+	g_free(mm);
+}
+
+CliComparison *cli_comparison_new(CliCompareBy by)
+{
+	CliComparison *cmp = g_new0(CliComparison, 1);
+
+	cmp->by = by;
+	cmp->columns = g_ptr_array_new_with_free_func((GDestroyNotify)cli_compare_column_free);
+	cmp->rows = g_ptr_array_new();
+	cmp->pairs = g_ptr_array_new_with_free_func(g_free);
+	cmp->mismatches = g_ptr_array_new_with_free_func((GDestroyNotify)cli_compare_mismatch_free);
+	cmp->docs = g_ptr_array_new_with_free_func((GDestroyNotify)json_node_unref);
+	return cmp;
+}
+
+static void cli_comparison_clear_rows(CliComparison *cmp)
+{
+	for (guint i = 0; i < cmp->rows->len; i++)
+		cli_compare_row_free(g_ptr_array_index(cmp->rows, i), cmp->columns->len);
+	g_ptr_array_set_size(cmp->rows, 0);
+	g_ptr_array_set_size(cmp->pairs, 0);
+	g_ptr_array_set_size(cmp->mismatches, 0);
+}
+
+void cli_comparison_free(CliComparison *cmp)
+{
+	if (cmp == NULL)
+		return;
+	cli_comparison_clear_rows(cmp);
+	g_ptr_array_unref(cmp->rows);
+	g_ptr_array_unref(cmp->pairs);
+	g_ptr_array_unref(cmp->mismatches);
+	g_ptr_array_unref(cmp->columns);
+	g_ptr_array_unref(cmp->docs);
+	g_free(cmp);
+}
+
+/* ---- loading ------------------------------------------------------------------------- */
+
+char *cli_compare_resolve(const char *arg, const char *results_dir, GError **error)
+{
+	g_autofree char *dir = NULL;
+	g_autofree char *name = NULL;
+	g_autofree char *path = NULL;
+
+	if (arg == NULL || arg[0] == '\0') {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "an empty file name");
+		return NULL;
+	}
+	if (g_file_test(arg, G_FILE_TEST_EXISTS) || strchr(arg, '/') != NULL ||
+	    g_str_has_suffix(arg, ".json") || g_strcmp0(arg, ".") == 0 || g_strcmp0(arg, "..") == 0)
+		return g_strdup(arg);
+	/* a saved run's id: never a path, so it cannot walk out of the results directory */
+	dir = results_dir != NULL
+	          ? g_strdup(results_dir)
+	          : g_build_filename(g_get_user_data_dir(), "guestbench", "results", NULL);
+	name = g_strdup_printf("%s.json", arg);
+	path = g_build_filename(dir, name, NULL);
+	if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "%s: no such file, and no saved result %s in %s", arg, name, dir);
+		return NULL;
+	}
+	return g_steal_pointer(&path);
+}
+
+/* One metric sample into a cell; what = "guests[0].result.metrics[3]" for errors. */
+static gboolean cli_compare_parse_sample(JsonObject *sample, CliCompareCell *cell, GError **error)
+{
+	JsonArray *runs = NULL;
+	const char *unavailable = NULL;
+	double value = 0;
+
+	if (!gb_json_get_string(sample, "unavailable", GB_JSON_OPTIONAL, &unavailable, error) ||
+	    !gb_json_get_array(sample, "runs", GB_JSON_OPTIONAL, &runs, error))
+		return FALSE;
+	cell->n_runs = 1;
+	if (runs != NULL) {
+		guint n = json_array_get_length(runs);
+		gboolean complete = n > 0;
+		double sum = 0, sumsq = 0;
+
+		for (guint r = 0; r < n; r++) {
+			JsonNode *node = json_array_get_element(runs, r);
+			g_autofree char *what = g_strdup_printf("runs[%u]", r);
+			double v = 0;
+
+			/* a run without a value (null) makes the whole sample have none */
+			if (JSON_NODE_HOLDS_NULL(node)) {
+				complete = FALSE;
+				continue;
+			}
+			if (!gb_json_node_get_double(node, what, &v, error))
+				return FALSE;
+			sum += v;
+		}
+		if (complete) {
+			double mean = sum / n;
+			for (guint r = 0; r < n; r++) {
+				double d = json_array_get_double_element(runs, r) - mean;
+				sumsq += d * d;
+			}
+			/* recomputed from the raw runs: the saved mean/stddev are not trusted */
+			cell->present = TRUE;
+			cell->n_runs = n;
+			cell->mean = mean;
+			cell->value = mean;
+			cell->stddev = n > 1 ? sqrt(sumsq / (n - 1)) : 0.0;
+		}
+	}
+	if (!cell->present && (runs == NULL || gb_json_has(sample, "value"))) {
+		if (!gb_json_get_double(sample, "value", GB_JSON_OPTIONAL, -G_MAXDOUBLE,
+		                        G_MAXDOUBLE, &value, error))
+			return FALSE;
+		if (gb_json_has(sample, "value")) {
+			cell->present = TRUE;
+			cell->n_runs = 1;
+			cell->value = value;
+			cell->mean = value;
+			cell->stddev = 0;
+		}
+	}
+	if (!cell->present)
+		cell->unavailable = g_strdup(unavailable != NULL ? unavailable : "no value");
+	return TRUE;
+}
+
+/* Checks a result's metrics: each sample well-typed, labels all strings. */
+static gboolean cli_compare_check_metrics(JsonObject *result, GError **error)
+{
+	JsonArray *metrics = NULL;
+
+	if (!gb_json_get_array(result, "metrics", GB_JSON_REQUIRED, &metrics, error))
+		return FALSE;
+	for (guint i = 0; i < json_array_get_length(metrics); i++) {
+		g_autofree char *what = g_strdup_printf("metrics[%u]", i);
+		CliCompareCell cell = { 0 };
+		JsonObject *sample = NULL;
+		JsonObject *labels = NULL;
+		const char *str = NULL;
+
+		if (!gb_json_node_get_object(json_array_get_element(metrics, i), what, &sample,
+		                             error))
+			return FALSE;
+		if (!gb_json_get_string(sample, "metric", GB_JSON_REQUIRED, &str, error) ||
+		    !gb_json_get_string(sample, "unit", GB_JSON_REQUIRED, &str, error) ||
+		    !gb_json_get_object(sample, "labels", GB_JSON_OPTIONAL, &labels, error) ||
+		    !cli_compare_parse_sample(sample, &cell, error)) {
+			g_free(cell.unavailable);
+			g_prefix_error(error, "%s: ", what);
+			return FALSE;
+		}
+		g_free(cell.unavailable);
+		if (labels != NULL) {
+			g_autoptr(GList) names = json_object_get_members(labels);
+			for (GList *l = names; l != NULL; l = l->next) {
+				if (!gb_json_get_string(labels, l->data, GB_JSON_REQUIRED, &str,
+				                        error)) {
+					g_prefix_error(error, "%s.labels: ", what);
+					return FALSE;
+				}
+			}
+		}
+	}
+	return TRUE;
+}
+
+static gboolean cli_compare_parse_guest(CliComparison *cmp, JsonObject *guest,
+                                        CliCompareColumn *col, GError **error)
+{
+	const char *name = NULL;
+	const char *status = NULL;
+	const char *guest_error = NULL;
+	const char *test = NULL;
+	const char *timestamp = NULL;
+	const char *agent_version = NULL;
+	JsonObject *result = NULL;
+	JsonObject *params = NULL;
+	JsonObject *facts = NULL;
+
+	if (!gb_json_get_string(guest, "name", GB_JSON_REQUIRED, &name, error) ||
+	    !gb_json_get_string(guest, "status", GB_JSON_REQUIRED, &status, error) ||
+	    !gb_json_get_string(guest, "error", GB_JSON_OPTIONAL, &guest_error, error))
+		return FALSE;
+	col->guest = g_strdup(name);
+	if (g_strcmp0(status, "ok") != 0) {
+		/* a guest that failed is shown as a column of "—", not dropped */
+		col->error = g_strdup_printf("%s%s%s", status, guest_error != NULL ? ": " : "",
+		                             guest_error != NULL ? guest_error : "");
+		return TRUE;
+	}
+	if (!gb_json_get_object(guest, "result", GB_JSON_REQUIRED, &result, error))
+		return FALSE;
+	if (!gb_json_get_string(result, "test", GB_JSON_REQUIRED, &test, error) ||
+	    !gb_json_get_object(result, "params", GB_JSON_REQUIRED, &params, error) ||
+	    !gb_json_get_object(result, "facts", GB_JSON_OPTIONAL, &facts, error) ||
+	    !gb_json_get_string(result, "timestamp", GB_JSON_OPTIONAL, &timestamp, error) ||
+	    !gb_json_get_string(result, "agent_version", GB_JSON_OPTIONAL, &agent_version, error) ||
+	    !cli_compare_check_metrics(result, error)) {
+		g_prefix_error(error, "result: ");
+		return FALSE;
+	}
+	col->test = g_strdup(test);
+	col->timestamp = g_strdup(timestamp);
+	col->agent_version = g_strdup(agent_version);
+	col->params = json_object_ref(params);
+	col->facts = facts != NULL ? json_object_ref(facts) : NULL;
+	return TRUE;
+}
+
+gboolean cli_comparison_add_data(CliComparison *cmp, const char *source, const char *label,
+                                 const char *data, gsize len, GError **error)
+{
+	g_autoptr(JsonNode) root = NULL;
+	g_autoptr(GPtrArray) cols = NULL;
+	JsonObject *doc = NULL;
+	JsonArray *guests = NULL;
+	const char *version = NULL;
+	const char *command = NULL;
+	guint n;
+
+	root = gb_json_parse(data, len, error);
+	if (root == NULL) {
+		g_prefix_error(error, "%s: ", source);
+		return FALSE;
+	}
+	if (!gb_json_node_get_object(root, "document", &doc, error) ||
+	    !gb_json_get_string(doc, "guestbench", GB_JSON_REQUIRED, &version, error) ||
+	    !gb_json_get_string(doc, "command", GB_JSON_REQUIRED, &command, error) ||
+	    !gb_json_get_array(doc, "guests", GB_JSON_REQUIRED, &guests, error)) {
+		g_prefix_error(error, "%s: ", source);
+		return FALSE;
+	}
+	if (g_strcmp0(command, "bench") != 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "%s: member 'command' is '%s': not a saved 'guestbench bench' result",
+		            source, command);
+		return FALSE;
+	}
+	n = json_array_get_length(guests);
+	if (n == 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "%s: member 'guests' is empty: nothing to compare", source);
+		return FALSE;
+	}
+	/* all or nothing: a bad guest leaves cmp as it was */
+	cols = g_ptr_array_new_with_free_func((GDestroyNotify)cli_compare_column_free);
+	for (guint i = 0; i < n; i++) {
+		g_autofree char *what = g_strdup_printf("guests[%u]", i);
+		CliCompareColumn *col = g_new0(CliCompareColumn, 1);
+		JsonObject *guest = NULL;
+
+		g_ptr_array_add(cols, col);
+		col->source = g_strdup(source);
+		if (!gb_json_node_get_object(json_array_get_element(guests, i), what, &guest,
+		                             error) ||
+		    !cli_compare_parse_guest(cmp, guest, col, error)) {
+			g_prefix_error(error, "%s: %s: ", source, what);
+			return FALSE;
+		}
+		if (cmp->by == CLI_COMPARE_BY_GUEST)
+			col->label = g_strdup(col->guest);
+		else if (n == 1)
+			col->label = g_strdup(label);
+		else
+			col->label = g_strdup_printf("%s/%s", label, col->guest);
+	}
+	for (guint i = 0; i < cols->len; i++)
+		g_ptr_array_add(cmp->columns, g_steal_pointer(&g_ptr_array_index(cols, i)));
+	g_ptr_array_set_size(cols, 0);
+	g_ptr_array_add(cmp->docs, g_steal_pointer(&root));
+	return TRUE;
+}
+
+gboolean cli_comparison_add_file(CliComparison *cmp, const char *path, const char *label,
+                                 GError **error)
+{
+	g_autofree char *data = NULL;
+	gsize len = 0;
+	GStatBuf st;
+
+	/* refuse a FIFO or a huge file before reading it */
+	if (g_stat(path, &st) == 0 &&
+	    (!S_ISREG(st.st_mode) || st.st_size > CLI_COMPARE_MAX_FILE_SIZE)) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "%s: not a regular file of at most %d MiB", path,
+		            CLI_COMPARE_MAX_FILE_SIZE / (1024 * 1024));
+		return FALSE;
+	}
+	if (!g_file_get_contents(path, &data, &len, error)) {
+		g_prefix_error(error, "cannot read %s: ", path);
+		return FALSE;
+	}
+	return cli_comparison_add_data(cmp, path, label, data, len, error);
+}
+
+/* ---- statistics ---------------------------------------------------------------------- */
+
+/* Continued fraction for the regularized incomplete beta function (modified Lentz). */
+static double cli_compare_betacf(double a, double b, double x)
+{
+	const double tiny = 1e-300;
+	double qab = a + b, qap = a + 1.0, qam = a - 1.0;
+	double c = 1.0, d = 1.0 - qab * x / qap, h;
+
+	if (fabs(d) < tiny)
+		d = tiny;
+	d = 1.0 / d;
+	h = d;
+	for (int m = 1; m <= 300; m++) {
+		int m2 = 2 * m;
+		double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+		double del;
+
+		d = 1.0 + aa * d;
+		if (fabs(d) < tiny)
+			d = tiny;
+		c = 1.0 + aa / c;
+		if (fabs(c) < tiny)
+			c = tiny;
+		d = 1.0 / d;
+		h *= d * c;
+		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+		d = 1.0 + aa * d;
+		if (fabs(d) < tiny)
+			d = tiny;
+		c = 1.0 + aa / c;
+		if (fabs(c) < tiny)
+			c = tiny;
+		d = 1.0 / d;
+		del = d * c;
+		h *= del;
+		if (fabs(del - 1.0) < 1e-12)
+			break;
+	}
+	return h;
+}
+
+static double cli_compare_betai(double a, double b, double x)
+{
+	double bt;
+
+	if (x <= 0.0)
+		return 0.0;
+	if (x >= 1.0)
+		return 1.0;
+	bt = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log(1.0 - x));
+	if (x < (a + 1.0) / (a + b + 2.0))
+		return bt * cli_compare_betacf(a, b, x) / a;
+	return 1.0 - bt * cli_compare_betacf(b, a, 1.0 - x) / b;
+}
+
+double cli_compare_student_t_p(double t, double df)
+{
+	if (isnan(t) || !(df > 0))
+		return 1.0;
+	if (isinf(t))
+		return 0.0;
+	return cli_compare_betai(df / 2.0, 0.5, df / (df + t * t));
+}
+
+/* Zero spread on both sides: any difference at all is beyond the (absent) noise. */
+static double cli_compare_p_no_spread(double a, double b)
+{
+	return a == b ? 1.0 : 0.0;
+}
+
+double cli_compare_welch_p(double m1, double s1, guint n1, double m2, double s2, guint n2)
+{
+	double v1, v2, se2, t, df;
+
+	if (n1 < 2 || n2 < 2)
+		return 1.0;
+	v1 = s1 * s1 / n1;
+	v2 = s2 * s2 / n2;
+	se2 = v1 + v2;
+	if (se2 <= 0)
+		return cli_compare_p_no_spread(m1, m2);
+	t = (m1 - m2) / sqrt(se2);
+	/* Welch-Satterthwaite; a side without spread adds no uncertainty nor freedom */
+	df = se2 * se2 /
+	     ((n1 > 1 && v1 > 0 ? v1 * v1 / (n1 - 1) : 0) +
+	      (n2 > 1 && v2 > 0 ? v2 * v2 / (n2 - 1) : 0));
+	return cli_compare_student_t_p(t, df);
+}
+
+double cli_compare_single_p(double x, double mean, double stddev, guint n)
+{
+	double se;
+
+	if (n < 2)
+		return 1.0;
+	/* a new observation against the sample: the prediction interval's t */
+	se = stddev * sqrt(1.0 + 1.0 / n);
+	if (se <= 0)
+		return cli_compare_p_no_spread(x, mean);
+	return cli_compare_student_t_p((x - mean) / se, n - 1);
+}
+
+static CliSignificance cli_compare_cells_significance(const CliCompareCell *a,
+                                                      const CliCompareCell *b)
+{
+	double p;
+
+	if (!a->present || !b->present)
+		return CLI_SIGNIFICANCE_UNKNOWN;
+	if (a->n_runs >= 2 && b->n_runs >= 2)
+		p = cli_compare_welch_p(a->mean, a->stddev, a->n_runs, b->mean, b->stddev,
+		                        b->n_runs);
+	else if (a->n_runs >= 2)
+		p = cli_compare_single_p(b->value, a->mean, a->stddev, a->n_runs);
+	else if (b->n_runs >= 2)
+		p = cli_compare_single_p(a->value, b->mean, b->stddev, b->n_runs);
+	else
+		return CLI_SIGNIFICANCE_UNKNOWN;
+	return p < CLI_COMPARE_ALPHA ? CLI_SIGNIFICANCE_YES : CLI_SIGNIFICANCE_NO;
+}
+
+/* ---- rows ---------------------------------------------------------------------------- */
+
+static gboolean cli_compare_unit_lower_is_better(const char *unit)
+{
+	static const char *const lower[] = { "ns", "us", "µs", "ms", "s", "%", "segments", NULL };
+	return g_strv_contains(lower, unit);
+}
+
+static gboolean cli_compare_label_is_bytes(const char *name)
+{
+	return g_strcmp0(name, "block_size") == 0 || g_strcmp0(name, "record_size") == 0 ||
+	       g_strcmp0(name, "size") == 0;
+}
+
+static char *cli_compare_label_value_text(const char *name, const char *value)
+{
+	guint64 bytes = 0;
+
+	if (cli_compare_label_is_bytes(name) &&
+	    g_ascii_string_to_unsigned(value, 10, 0, G_MAXUINT64, &bytes, NULL))
+		return cli_format_bytes(bytes);
+	if (g_strcmp0(name, "quantile") == 0) {
+		double q = g_ascii_strtod(value, NULL);
+		if (q > 0 && q < 1)
+			return g_strdup_printf("p%g", q * 100);
+	}
+	if (g_strcmp0(name, "streams") == 0)
+		return g_strdup_printf("%s stream%s", value, g_strcmp0(value, "1") == 0 ? "" : "s");
+	return g_strdup(value);
+}
+
+static gint cli_compare_label_cmp(gconstpointer a, gconstpointer b)
+{
+	return g_strcmp0(*(const char *const *)a, *(const char *const *)b);
+}
+
+static CliCompareRow *cli_compare_row_new(const char *test, const char *metric, const char *unit,
+                                          JsonObject *labels, guint n_columns)
+{
+	CliCompareRow *row = g_new0(CliCompareRow, 1);
+	g_autoptr(GPtrArray) names = g_ptr_array_new();
+	g_autoptr(GString) key = g_string_new(NULL);
+	g_autoptr(GString) text = g_string_new(NULL);
+
+	row->test = g_strdup(test);
+	row->metric = g_strdup(metric);
+	row->unit = g_strdup(unit);
+	row->lower_is_better = cli_compare_unit_lower_is_better(unit);
+	if (labels != NULL) {
+		g_autoptr(GList) members = json_object_get_members(labels);
+		for (GList *l = members; l != NULL; l = l->next)
+			g_ptr_array_add(names, l->data);
+	}
+	g_ptr_array_sort(names, cli_compare_label_cmp);
+	row->label_names = g_new0(char *, names->len + 1);
+	row->label_values = g_new0(char *, names->len + 1);
+	for (guint i = 0; i < names->len; i++) {
+		const char *name = g_ptr_array_index(names, i);
+		const char *value = NULL;
+		g_autofree char *value_text = NULL;
+
+		/* checked by cli_compare_check_metrics() */
+		gb_json_get_string(labels, name, GB_JSON_REQUIRED, &value, NULL);
+		row->label_names[i] = g_strdup(name);
+		row->label_values[i] = g_strdup(value);
+		g_string_append_printf(key, "%s%s=%s", i > 0 ? "," : "", name, value);
+		value_text = cli_compare_label_value_text(name, value);
+		/* the disk test reads best first: "randread 4 KiB p99" */
+		if (g_strcmp0(name, "test") == 0)
+			g_string_prepend(text, text->len > 0 ? " " : "");
+		if (g_strcmp0(name, "test") == 0)
+			g_string_prepend(text, value_text);
+		else
+			g_string_append_printf(text, "%s%s", text->len > 0 ? " " : "", value_text);
+	}
+	row->labels_key = g_string_free(g_steal_pointer(&key), FALSE);
+	row->labels_text = g_string_free(g_steal_pointer(&text), FALSE);
+	row->cells = g_new0(CliCompareCell, n_columns);
+	row->ratios = g_new0(double, n_columns);
+	row->significance = g_new0(CliSignificance, n_columns);
+	return row;
+}
+
+static char *cli_compare_row_id(const char *test, const char *metric, const char *unit,
+                                const char *labels_key)
+{
+	/* \x1f cannot occur in a label key: a separator that never collides */
+	return g_strdup_printf("%s\x1f%s\x1f%s\x1f%s", test, metric, unit, labels_key);
+}
+
+static gboolean cli_compare_add_rows(CliComparison *cmp, guint c, GHashTable *index, GError **error)
+{
+	CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+	JsonObject *doc = NULL;
+	JsonArray *guests = NULL;
+	JsonArray *metrics = NULL;
+	JsonObject *result = NULL;
+
+	if (col->test == NULL)
+		return TRUE;
+	/* find this column's result again: columns are added in document order */
+	for (guint d = 0, seen = 0; d < cmp->docs->len && result == NULL; d++) {
+		gb_json_node_get_object(g_ptr_array_index(cmp->docs, d), "document", &doc, NULL);
+		gb_json_get_array(doc, "guests", GB_JSON_REQUIRED, &guests, NULL);
+		for (guint g = 0; g < json_array_get_length(guests); g++, seen++) {
+			JsonObject *guest = NULL;
+			if (seen != c)
+				continue;
+			gb_json_node_get_object(json_array_get_element(guests, g), "guest", &guest,
+			                        NULL);
+			gb_json_get_object(guest, "result", GB_JSON_REQUIRED, &result, NULL);
+			break;
+		}
+	}
+	if (result == NULL ||
+	    !gb_json_get_array(result, "metrics", GB_JSON_REQUIRED, &metrics, error))
+		return FALSE;
+	for (guint i = 0; i < json_array_get_length(metrics); i++) {
+		JsonObject *sample = NULL;
+		JsonObject *labels = NULL;
+		const char *metric = NULL;
+		const char *unit = NULL;
+		CliCompareRow *row;
+		g_autofree char *id = NULL;
+		CliCompareRow *probe;
+
+		gb_json_node_get_object(json_array_get_element(metrics, i), "sample", &sample,
+		                        NULL);
+		gb_json_get_string(sample, "metric", GB_JSON_REQUIRED, &metric, NULL);
+		gb_json_get_string(sample, "unit", GB_JSON_REQUIRED, &unit, NULL);
+		gb_json_get_object(sample, "labels", GB_JSON_OPTIONAL, &labels, NULL);
+		probe = cli_compare_row_new(col->test, metric, unit, labels, cmp->columns->len);
+		id = cli_compare_row_id(col->test, metric, unit, probe->labels_key);
+		row = g_hash_table_lookup(index, id);
+		if (row == NULL) {
+			row = probe;
+			g_ptr_array_add(cmp->rows, row);
+			g_hash_table_insert(index, g_steal_pointer(&id), row);
+		} else {
+			cli_compare_row_free(probe, cmp->columns->len);
+			if (row->cells[c].present || row->cells[c].unavailable != NULL) {
+				g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+				            "%s: guest %s: metrics[%u]: %s {%s} appears twice",
+				            col->source, col->guest, i, metric, row->labels_key);
+				return FALSE;
+			}
+		}
+		if (!cli_compare_parse_sample(sample, &row->cells[c], error))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static void cli_compare_find_mismatches(CliComparison *cmp)
+{
+	guint n = cmp->columns->len;
+
+	for (guint c = 0; c < n; c++) {
+		CliCompareColumn *base = g_ptr_array_index(cmp->columns, c);
+		g_autoptr(GHashTable) names = NULL;
+		g_autoptr(GList) keys = NULL;
+		gboolean first = TRUE;
+
+		if (base->test == NULL)
+			continue;
+		/* the first column of each test is its baseline */
+		for (guint p = 0; p < c; p++) {
+			CliCompareColumn *prev = g_ptr_array_index(cmp->columns, p);
+			if (g_strcmp0(prev->test, base->test) == 0)
+				first = FALSE;
+		}
+		if (!first)
+			continue;
+		names = g_hash_table_new(g_str_hash, g_str_equal);
+		for (guint o = c; o < n; o++) {
+			CliCompareColumn *col = g_ptr_array_index(cmp->columns, o);
+			g_autoptr(GList) members = NULL;
+			if (g_strcmp0(col->test, base->test) != 0)
+				continue;
+			members = json_object_get_members(col->params);
+			for (GList *l = members; l != NULL; l = l->next)
+				g_hash_table_add(names, l->data);
+		}
+		keys = g_hash_table_get_keys(names);
+		keys = g_list_sort(keys, (GCompareFunc)g_strcmp0);
+		for (GList *l = keys; l != NULL; l = l->next) {
+			const char *param = l->data;
+			g_auto(GStrv) values = g_new0(char *, n + 1);
+			gboolean differ = FALSE;
+			const char *first_value = NULL;
+
+			/* runs changes the noise estimate, not what is measured */
+			if (g_strcmp0(param, "runs") == 0)
+				continue;
+			for (guint o = 0; o < n; o++) {
+				CliCompareColumn *col = g_ptr_array_index(cmp->columns, o);
+				JsonNode *node;
+				if (g_strcmp0(col->test, base->test) != 0)
+					continue;
+				node = json_object_get_member(col->params, param);
+				values[o] = node != NULL ? gb_json_to_string(node, NULL)
+				                         : g_strdup("absent");
+				if (first_value == NULL)
+					first_value = values[o];
+				else if (g_strcmp0(first_value, values[o]) != 0)
+					differ = TRUE;
+			}
+			if (differ) {
+				CliCompareMismatch *mm = g_new0(CliCompareMismatch, 1);
+				mm->test = g_strdup(base->test);
+				mm->param = g_strdup(param);
+				/* keep the per-column slots, NULL for columns of other tests */
+				mm->values = g_new0(char *, n + 1);
+				for (guint o = 0; o < n; o++)
+					mm->values[o] = g_strdup(values[o]);
+				g_ptr_array_add(cmp->mismatches, mm);
+			}
+			/* values has NULL holes: free each slot, not as a vector */
+			for (guint o = 0; o < n; o++)
+				g_clear_pointer(&values[o], g_free);
+		}
+	}
+}
+
+static void cli_compare_sort_rows(CliComparison *cmp);
+
+static void cli_compare_summarize(CliComparison *cmp)
+{
+	for (guint c = 1; c < cmp->columns->len; c++) {
+		CliComparePair *pair = g_new0(CliComparePair, 1);
+		double sum_log = 0, best = -INFINITY, worst = INFINITY;
+
+		pair->column = c;
+		pair->best_row = -1;
+		pair->worst_row = -1;
+		for (guint r = 0; r < cmp->rows->len; r++) {
+			CliCompareRow *row = g_ptr_array_index(cmp->rows, r);
+			double perf;
+
+			if (row->significance[c] == CLI_SIGNIFICANCE_NO)
+				pair->n_not_significant++;
+			/* a ratio of zero or a negative value has no logarithm */
+			if (isnan(row->ratios[c]) || !(row->ratios[c] > 0) || isinf(row->ratios[c]))
+				continue;
+			perf = row->lower_is_better ? 1.0 / row->ratios[c] : row->ratios[c];
+			sum_log += log(perf);
+			pair->n_rows++;
+			if (perf > best) {
+				best = perf;
+				pair->best_row = r;
+			}
+			if (perf < worst) {
+				worst = perf;
+				pair->worst_row = r;
+			}
+		}
+		pair->geomean = pair->n_rows > 0 ? exp(sum_log / pair->n_rows) : NAN;
+		g_ptr_array_add(cmp->pairs, pair);
+	}
+}
+
+gboolean cli_comparison_compute(CliComparison *cmp, GError **error)
+{
+	g_autoptr(GHashTable) index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	guint n = cmp->columns->len;
+
+	cli_comparison_clear_rows(cmp);
+	if (n < 2) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "nothing to compare: %u column%s (give two or more documents, or "
+		            "one document with several guests)",
+		            n, n == 1 ? "" : "s");
+		return FALSE;
+	}
+	for (guint c = 0; c < n; c++) {
+		if (!cli_compare_add_rows(cmp, c, index, error))
+			return FALSE;
+	}
+	cli_compare_sort_rows(cmp);
+	for (guint r = 0; r < cmp->rows->len; r++) {
+		CliCompareRow *row = g_ptr_array_index(cmp->rows, r);
+		const CliCompareCell *base = &row->cells[0];
+
+		for (guint c = 0; c < n; c++) {
+			const CliCompareCell *cell = &row->cells[c];
+			row->ratios[c] = base->present && cell->present && base->value != 0
+			                     ? cell->value / base->value
+			                     : NAN;
+			row->significance[c] = c == 0 ? CLI_SIGNIFICANCE_UNKNOWN
+			                              : cli_compare_cells_significance(base, cell);
+		}
+	}
+	cli_compare_find_mismatches(cmp);
+	cli_compare_summarize(cmp);
+	return TRUE;
+}
+
+/* ---- formatting ---------------------------------------------------------------------- */
+
+char *cli_compare_format_value(double value, const char *unit)
+{
+	static const char *const prefixes[] = { "", "k", "M", "G", "T", "P" };
+	static const char *const time_units[] = { "ns", "µs", "ms", "s" };
+	double v = value;
+	guint i = 0;
+
+	if (isnan(value))
+		return g_strdup("—");
+	if (g_strcmp0(unit, "ns") == 0) {
+		while (fabs(v) >= 1000 && i + 1 < G_N_ELEMENTS(time_units)) {
+			v /= 1000;
+			i++;
+		}
+		return g_strdup_printf("%.*f %s", i == 0 && v == floor(v) ? 0 : 2, v,
+		                       time_units[i]);
+	}
+	if (g_strcmp0(unit, "B/s") == 0 || g_strcmp0(unit, "IO/s") == 0 ||
+	    g_strcmp0(unit, "B") == 0) {
+		while (fabs(v) >= 1000 && i + 1 < G_N_ELEMENTS(prefixes)) {
+			v /= 1000;
+			i++;
+		}
+		return g_strdup_printf("%.2f %s%s", v, prefixes[i], unit);
+	}
+	if (g_strcmp0(unit, "%") == 0)
+		return g_strdup_printf("%.1f %%", v);
+	return g_strdup_printf("%.4g %s", v, unit != NULL ? unit : "");
+}
+
+char *cli_compare_format_ratio(double ratio)
+{
+	if (isnan(ratio) || isinf(ratio))
+		return g_strdup("—");
+	return g_strdup_printf("%.2fx", ratio);
+}
+
+char *cli_compare_format_change(double ratio)
+{
+	if (isnan(ratio) || isinf(ratio))
+		return g_strdup("—");
+	return g_strdup_printf("%+.1f%%", (ratio - 1.0) * 100.0);
+}
+
+char *cli_compare_row_sentence(CliComparison *cmp, guint row_idx, guint column)
+{
+	CliCompareRow *row = g_ptr_array_index(cmp->rows, row_idx);
+	CliCompareColumn *base = g_ptr_array_index(cmp->columns, 0);
+	CliCompareColumn *col = g_ptr_array_index(cmp->columns, column);
+	g_autofree char *ratio = cli_compare_format_ratio(row->ratios[column]);
+	g_autofree char *where = NULL;
+
+	if (row->labels_text[0] != '\0')
+		where = g_strdup_printf(" at %s", row->labels_text);
+	return g_strdup_printf("%s is %s %s%s (%s%s)", col->label, ratio, base->label,
+	                       where != NULL ? where : "", row->metric,
+	                       row->lower_is_better ? ", lower is better" : "");
+}
+
+static const char *cli_compare_significance_to_string(CliSignificance sig)
+{
+	switch (sig) {
+	case CLI_SIGNIFICANCE_YES:
+		return "yes";
+	case CLI_SIGNIFICANCE_NO:
+		return "no";
+	case CLI_SIGNIFICANCE_UNKNOWN:
+	default:
+		return "unknown";
+	}
+}
+
+/* ---- text ---------------------------------------------------------------------------- */
+
+/* An aligned table with any number of columns; cells are escaped here. */
+static void cli_compare_append_table(GString *out, GPtrArray *rows)
+{
+	g_autofree gsize *widths = NULL;
+	guint n_cols = 0;
+
+	for (guint r = 0; r < rows->len; r++)
+		n_cols = MAX(n_cols, ((GPtrArray *)g_ptr_array_index(rows, r))->len);
+	widths = g_new0(gsize, n_cols);
+	for (guint r = 0; r < rows->len; r++) {
+		GPtrArray *cells = g_ptr_array_index(rows, r);
+		for (guint c = 0; c < cells->len; c++) {
+			char *escaped = cli_escape_terminal(g_ptr_array_index(cells, c));
+			g_free(cells->pdata[c]);
+			cells->pdata[c] = escaped;
+			widths[c] = MAX(widths[c], cli_text_width(escaped));
+		}
+	}
+	for (guint r = 0; r < rows->len; r++) {
+		GPtrArray *cells = g_ptr_array_index(rows, r);
+		g_autoptr(GString) line = g_string_new(NULL);
+		for (guint c = 0; c < cells->len; c++) {
+			const char *cell = g_ptr_array_index(cells, c);
+			g_string_append(line, cell);
+			if (c + 1 < cells->len) {
+				for (gsize w = cli_text_width(cell); w < widths[c] + 2; w++)
+					g_string_append_c(line, ' ');
+			}
+		}
+		g_string_append_printf(out, "%s\n", line->str);
+	}
+}
+
+static GPtrArray *cli_compare_cells_new(void)
+{
+	return g_ptr_array_new_with_free_func(g_free);
+}
+
+/* The value cell: "128.88 MB/s", with runs "128.88 MB/s ± 1.20 MB/s". */
+static char *cli_compare_cell_text(const CliCompareCell *cell, const char *unit)
+{
+	g_autofree char *v = NULL;
+	g_autofree char *sd = NULL;
+
+	if (!cell->present)
+		return g_strdup("—");
+	v = cli_compare_format_value(cell->value, unit);
+	if (cell->n_runs < 2)
+		return g_steal_pointer(&v);
+	sd = cli_compare_format_value(cell->stddev, unit);
+	return g_strdup_printf("%s ± %s", v, sd);
+}
+
+/* Rows of one (test, metric, unit) follow each other: [first, end). */
+static guint cli_compare_group_end(CliComparison *cmp, guint first)
+{
+	CliCompareRow *head = g_ptr_array_index(cmp->rows, first);
+	guint end = first + 1;
+
+	while (end < cmp->rows->len) {
+		CliCompareRow *row = g_ptr_array_index(cmp->rows, end);
+		if (g_strcmp0(row->test, head->test) != 0 ||
+		    g_strcmp0(row->metric, head->metric) != 0 ||
+		    g_strcmp0(row->unit, head->unit) != 0)
+			break;
+		end++;
+	}
+	return end;
+}
+
+/* Rows of one metric may come from several columns in any order: keep groups together. */
+static void cli_compare_sort_rows(CliComparison *cmp)
+{
+	g_autoptr(GPtrArray) sorted = g_ptr_array_new();
+	g_autofree gboolean *taken = g_new0(gboolean, cmp->rows->len);
+
+	for (guint r = 0; r < cmp->rows->len; r++) {
+		CliCompareRow *head = g_ptr_array_index(cmp->rows, r);
+		if (taken[r])
+			continue;
+		for (guint o = r; o < cmp->rows->len; o++) {
+			CliCompareRow *row = g_ptr_array_index(cmp->rows, o);
+			if (taken[o] || g_strcmp0(row->test, head->test) != 0 ||
+			    g_strcmp0(row->metric, head->metric) != 0 ||
+			    g_strcmp0(row->unit, head->unit) != 0)
+				continue;
+			taken[o] = TRUE;
+			g_ptr_array_add(sorted, row);
+		}
+	}
+	for (guint r = 0; r < sorted->len; r++)
+		cmp->rows->pdata[r] = sorted->pdata[r];
+}
+
+static void cli_compare_render_group(CliComparison *cmp, GString *out, guint first, guint end)
+{
+	CliCompareRow *head = g_ptr_array_index(cmp->rows, first);
+	CliCompareColumn *base = g_ptr_array_index(cmp->columns, 0);
+	guint n = cmp->columns->len;
+	g_autoptr(GPtrArray) rows =
+	    g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+	GPtrArray *header = cli_compare_cells_new();
+	g_autofree char *title = NULL;
+
+	title = g_strdup_printf("%s (%s, %s%s)", head->metric, head->test, head->unit,
+	                        head->lower_is_better ? ", lower is better" : "");
+	{
+		g_autofree char *escaped = cli_escape_terminal(title);
+		g_string_append_printf(out, "%s\n", escaped);
+	}
+	g_ptr_array_add(rows, header);
+	g_ptr_array_add(header, g_strdup("LABELS"));
+	for (guint c = 0; c < n; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		g_ptr_array_add(header, g_strdup(col->label));
+	}
+	for (guint c = 1; c < n; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		g_ptr_array_add(header, g_strdup_printf("%s/%s", col->label, base->label));
+		g_ptr_array_add(header, g_strdup("CHANGE"));
+	}
+	if (n == 2)
+		g_ptr_array_add(header, g_strdup("SUMMARY"));
+	for (guint r = first; r < end; r++) {
+		CliCompareRow *row = g_ptr_array_index(cmp->rows, r);
+		GPtrArray *cells = cli_compare_cells_new();
+
+		g_ptr_array_add(rows, cells);
+		g_ptr_array_add(cells,
+		                g_strdup(row->labels_text[0] != '\0' ? row->labels_text : "-"));
+		for (guint c = 0; c < n; c++)
+			g_ptr_array_add(cells, cli_compare_cell_text(&row->cells[c], row->unit));
+		for (guint c = 1; c < n; c++) {
+			g_autofree char *change = cli_compare_format_change(row->ratios[c]);
+			g_ptr_array_add(cells, cli_compare_format_ratio(row->ratios[c]));
+			if (row->significance[c] == CLI_SIGNIFICANCE_NO)
+				g_ptr_array_add(cells, g_strdup_printf("%s n.s.", change));
+			else
+				g_ptr_array_add(cells, g_steal_pointer(&change));
+		}
+		/* the field-report sentence: "host is 1.94x kvm64 at 16 KiB" */
+		if (n == 2) {
+			g_autofree char *ratio = cli_compare_format_ratio(row->ratios[1]);
+			CliCompareColumn *col = g_ptr_array_index(cmp->columns, 1);
+			if (isnan(row->ratios[1]))
+				g_ptr_array_add(cells, g_strdup(""));
+			else if (row->labels_text[0] != '\0')
+				g_ptr_array_add(
+				    cells, g_strdup_printf("%s is %s %s at %s", col->label, ratio,
+				                           base->label, row->labels_text));
+			else
+				g_ptr_array_add(cells, g_strdup_printf("%s is %s %s", col->label,
+				                                       ratio, base->label));
+		}
+	}
+	cli_compare_append_table(out, rows);
+}
+
+/* One line of ours around guest text: the whole text is escaped, the newline added after. */
+static void cli_compare_append_line(GString *out, const char *text)
+{
+	g_autofree char *escaped = cli_escape_terminal(text);
+	g_string_append(out, escaped);
+	g_string_append_c(out, '\n');
+}
+
+GString *cli_comparison_render_text(CliComparison *cmp)
+{
+	GString *out = g_string_new(NULL);
+	CliCompareColumn *base = g_ptr_array_index(cmp->columns, 0);
+	guint n = cmp->columns->len;
+	gboolean any_ns = FALSE;
+
+	/* where each column came from, and the ones that have nothing to show */
+	for (guint c = 0; c < n; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		g_autofree char *line = NULL;
+
+		if (col->error != NULL)
+			line = g_strdup_printf("%s: %s, guest %s: no result (%s)", col->label,
+			                       col->source, col->guest, col->error);
+		else
+			line = g_strdup_printf("%s: %s, guest %s, %s", col->label, col->source,
+			                       col->guest, col->test);
+		cli_compare_append_line(out, line);
+	}
+	for (guint c = 1; c < n; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		if (col->test != NULL && base->test != NULL &&
+		    g_strcmp0(col->test, base->test) != 0) {
+			g_autofree char *line = g_strdup_printf(
+			    "note: %s ran %s but %s ran %s: their metrics do not match", col->label,
+			    col->test, base->label, base->test);
+			cli_compare_append_line(out, line);
+		}
+	}
+	if (cmp->mismatches->len > 0) {
+		g_string_append(out, "\nParameters differ (not a like-for-like comparison):\n");
+		for (guint m = 0; m < cmp->mismatches->len; m++) {
+			CliCompareMismatch *mm = g_ptr_array_index(cmp->mismatches, m);
+			g_autoptr(GString) line = g_string_new(NULL);
+			g_string_append_printf(line, "  %s %s:", mm->test, mm->param);
+			for (guint c = 0; c < n; c++) {
+				CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+				if (mm->values[c] != NULL)
+					g_string_append_printf(line, " %s=%s", col->label,
+					                       mm->values[c]);
+			}
+			cli_compare_append_line(out, line->str);
+		}
+	}
+	for (guint r = 0; r < cmp->rows->len;) {
+		guint end = cli_compare_group_end(cmp, r);
+		g_string_append_c(out, '\n');
+		cli_compare_render_group(cmp, out, r, end);
+		r = end;
+	}
+	g_string_append_c(out, '\n');
+	for (guint p = 0; p < cmp->pairs->len; p++) {
+		CliComparePair *pair = g_ptr_array_index(cmp->pairs, p);
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, pair->column);
+		g_autoptr(GString) line = g_string_new(NULL);
+
+		if (pair->n_not_significant > 0)
+			any_ns = TRUE;
+		if (pair->n_rows == 0) {
+			g_string_append_printf(line, "%s vs %s: no metric to compare", col->label,
+			                       base->label);
+			cli_compare_append_line(out, line->str);
+			continue;
+		}
+		{
+			g_autofree char *gm = cli_compare_format_ratio(pair->geomean);
+			g_string_append_printf(
+			    line, "%s vs %s: geometric mean ratio %s over %u metric%s", col->label,
+			    base->label, gm, pair->n_rows, pair->n_rows == 1 ? "" : "s");
+		}
+		if (pair->n_not_significant > 0)
+			g_string_append_printf(line, ", %u within noise", pair->n_not_significant);
+		cli_compare_append_line(out, line->str);
+		if (pair->best_row >= 0 && pair->worst_row != pair->best_row) {
+			g_autofree char *best =
+			    cli_compare_row_sentence(cmp, pair->best_row, pair->column);
+			g_autofree char *worst =
+			    cli_compare_row_sentence(cmp, pair->worst_row, pair->column);
+			g_autofree char *best_line = g_strdup_printf("  best:  %s", best);
+			g_autofree char *worst_line = g_strdup_printf("  worst: %s", worst);
+			cli_compare_append_line(out, best_line);
+			cli_compare_append_line(out, worst_line);
+		}
+	}
+	g_string_append(out,
+	                "Ratios are column / first column; the geometric mean inverts rows where "
+	                "lower is better.\n");
+	if (any_ns)
+		g_string_append(out,
+		                "n.s.: not significant, within run-to-run noise (Welch's t-test, "
+		                "p >= 0.05).\n");
+	return out;
+}
+
+/* ---- JSON ---------------------------------------------------------------------------- */
+
+static void cli_compare_add_double_or_null(JsonBuilder *builder, double v)
+{
+	if (isnan(v) || isinf(v))
+		json_builder_add_null_value(builder);
+	else
+		json_builder_add_double_value(builder, v);
+}
+
+JsonNode *cli_comparison_to_json(CliComparison *cmp)
+{
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	guint n = cmp->columns->len;
+
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "guestbench");
+	json_builder_add_string_value(b, GB_VERSION);
+	json_builder_set_member_name(b, "command");
+	json_builder_add_string_value(b, "compare");
+	json_builder_set_member_name(b, "by");
+	json_builder_add_string_value(b, cmp->by == CLI_COMPARE_BY_GUEST ? "guest" : "document");
+	json_builder_set_member_name(b, "alpha");
+	json_builder_add_double_value(b, CLI_COMPARE_ALPHA);
+
+	json_builder_set_member_name(b, "columns");
+	json_builder_begin_array(b);
+	for (guint c = 0; c < n; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		json_builder_begin_object(b);
+		json_builder_set_member_name(b, "label");
+		json_builder_add_string_value(b, col->label);
+		json_builder_set_member_name(b, "source");
+		json_builder_add_string_value(b, col->source);
+		json_builder_set_member_name(b, "guest");
+		json_builder_add_string_value(b, col->guest);
+		json_builder_set_member_name(b, "test");
+		if (col->test != NULL)
+			json_builder_add_string_value(b, col->test);
+		else
+			json_builder_add_null_value(b);
+		json_builder_set_member_name(b, "error");
+		if (col->error != NULL)
+			json_builder_add_string_value(b, col->error);
+		else
+			json_builder_add_null_value(b);
+		json_builder_set_member_name(b, "params");
+		if (col->params != NULL) {
+			JsonNode *node = json_node_init_object(json_node_alloc(), col->params);
+			json_builder_add_value(b, node);
+		} else {
+			json_builder_add_null_value(b);
+		}
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+
+	json_builder_set_member_name(b, "param_mismatches");
+	json_builder_begin_array(b);
+	for (guint m = 0; m < cmp->mismatches->len; m++) {
+		CliCompareMismatch *mm = g_ptr_array_index(cmp->mismatches, m);
+		json_builder_begin_object(b);
+		json_builder_set_member_name(b, "test");
+		json_builder_add_string_value(b, mm->test);
+		json_builder_set_member_name(b, "param");
+		json_builder_add_string_value(b, mm->param);
+		json_builder_set_member_name(b, "values");
+		json_builder_begin_array(b);
+		for (guint c = 0; c < n; c++) {
+			if (mm->values[c] != NULL)
+				json_builder_add_string_value(b, mm->values[c]);
+			else
+				json_builder_add_null_value(b);
+		}
+		json_builder_end_array(b);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+
+	json_builder_set_member_name(b, "rows");
+	json_builder_begin_array(b);
+	for (guint r = 0; r < cmp->rows->len; r++) {
+		CliCompareRow *row = g_ptr_array_index(cmp->rows, r);
+		json_builder_begin_object(b);
+		json_builder_set_member_name(b, "test");
+		json_builder_add_string_value(b, row->test);
+		json_builder_set_member_name(b, "metric");
+		json_builder_add_string_value(b, row->metric);
+		json_builder_set_member_name(b, "unit");
+		json_builder_add_string_value(b, row->unit);
+		json_builder_set_member_name(b, "labels");
+		json_builder_begin_object(b);
+		for (guint l = 0; row->label_names[l] != NULL; l++) {
+			json_builder_set_member_name(b, row->label_names[l]);
+			json_builder_add_string_value(b, row->label_values[l]);
+		}
+		json_builder_end_object(b);
+		json_builder_set_member_name(b, "lower_is_better");
+		json_builder_add_boolean_value(b, row->lower_is_better);
+		json_builder_set_member_name(b, "values");
+		json_builder_begin_array(b);
+		for (guint c = 0; c < n; c++) {
+			const CliCompareCell *cell = &row->cells[c];
+			if (!cell->present) {
+				json_builder_add_null_value(b);
+				continue;
+			}
+			json_builder_begin_object(b);
+			json_builder_set_member_name(b, "value");
+			json_builder_add_double_value(b, cell->value);
+			json_builder_set_member_name(b, "runs");
+			json_builder_add_int_value(b, cell->n_runs);
+			json_builder_set_member_name(b, "stddev");
+			if (cell->n_runs > 1)
+				json_builder_add_double_value(b, cell->stddev);
+			else
+				json_builder_add_null_value(b);
+			json_builder_end_object(b);
+		}
+		json_builder_end_array(b);
+		json_builder_set_member_name(b, "ratios");
+		json_builder_begin_array(b);
+		for (guint c = 0; c < n; c++)
+			cli_compare_add_double_or_null(b, row->ratios[c]);
+		json_builder_end_array(b);
+		json_builder_set_member_name(b, "change_percent");
+		json_builder_begin_array(b);
+		for (guint c = 0; c < n; c++)
+			cli_compare_add_double_or_null(b, (row->ratios[c] - 1.0) * 100.0);
+		json_builder_end_array(b);
+		json_builder_set_member_name(b, "significant");
+		json_builder_begin_array(b);
+		for (guint c = 0; c < n; c++) {
+			if (row->significance[c] == CLI_SIGNIFICANCE_UNKNOWN)
+				json_builder_add_null_value(b);
+			else
+				json_builder_add_boolean_value(b, row->significance[c] ==
+				                                      CLI_SIGNIFICANCE_YES);
+		}
+		json_builder_end_array(b);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+
+	json_builder_set_member_name(b, "pairs");
+	json_builder_begin_array(b);
+	for (guint p = 0; p < cmp->pairs->len; p++) {
+		CliComparePair *pair = g_ptr_array_index(cmp->pairs, p);
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, pair->column);
+		CliCompareColumn *base = g_ptr_array_index(cmp->columns, 0);
+		json_builder_begin_object(b);
+		json_builder_set_member_name(b, "column");
+		json_builder_add_string_value(b, col->label);
+		json_builder_set_member_name(b, "baseline");
+		json_builder_add_string_value(b, base->label);
+		json_builder_set_member_name(b, "geomean_ratio");
+		cli_compare_add_double_or_null(b, pair->geomean);
+		json_builder_set_member_name(b, "metrics");
+		json_builder_add_int_value(b, pair->n_rows);
+		json_builder_set_member_name(b, "not_significant");
+		json_builder_add_int_value(b, pair->n_not_significant);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	json_builder_end_object(b);
+	return json_builder_get_root(b);
+}
+
+/* ---- CSV ----------------------------------------------------------------------------- */
+
+static void cli_compare_csv_double(GString *out, double v)
+{
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+	g_string_append_c(out, ',');
+	if (!isnan(v) && !isinf(v))
+		g_string_append(out, g_ascii_dtostr(buf, sizeof(buf), v));
+}
+
+GString *cli_comparison_render_csv(CliComparison *cmp)
+{
+	GString *out = g_string_new("test,metric,unit,labels,column,value,stddev,runs,ratio,"
+	                            "change_percent,significant\n");
+
+	for (guint r = 0; r < cmp->rows->len; r++) {
+		CliCompareRow *row = g_ptr_array_index(cmp->rows, r);
+		for (guint c = 0; c < cmp->columns->len; c++) {
+			CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+			const CliCompareCell *cell = &row->cells[c];
+
+			cli_csv_append_field(out, row->test);
+			g_string_append_c(out, ',');
+			cli_csv_append_field(out, row->metric);
+			g_string_append_c(out, ',');
+			cli_csv_append_field(out, row->unit);
+			g_string_append_c(out, ',');
+			cli_csv_append_field(out, row->labels_key);
+			g_string_append_c(out, ',');
+			cli_csv_append_field(out, col->label);
+			cli_compare_csv_double(out, cell->present ? cell->value : NAN);
+			cli_compare_csv_double(out, cell->present && cell->n_runs > 1 ? cell->stddev
+			                                                              : NAN);
+			if (cell->present)
+				g_string_append_printf(out, ",%u", cell->n_runs);
+			else
+				g_string_append_c(out, ',');
+			cli_compare_csv_double(out, c > 0 ? row->ratios[c] : NAN);
+			cli_compare_csv_double(out, c > 0 ? (row->ratios[c] - 1.0) * 100.0 : NAN);
+			g_string_append_c(out, ',');
+			if (c > 0 && row->significance[c] != CLI_SIGNIFICANCE_UNKNOWN)
+				g_string_append(
+				    out, cli_compare_significance_to_string(row->significance[c]));
+			g_string_append_c(out, '\n');
+		}
+	}
+	return out;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "analysis/audit.h"
+#include "fleet/app.h"
+
+G_BEGIN_DECLS
+
+/*
+ * HOST-* findings: what only the host can see about a guest, joined with the
+ * guest's own facts. Pure functions over JSON: host_view is the object from
+ * cli_hostview_build() (hostview.h), guest_facts the gb-get-facts result (may
+ * be NULL: rules that need it are skipped). Both are read through gb_json_*
+ * only, so anything malformed is a HOST-VIEW-ERRORS note, never a crash.
+ * Returns a new array of CliFinding (never NULL; element free func set).
+ *
+ * One finding uses the guest rule id CPU-NO-AESNI: the same finding as the
+ * guest audit's, upgraded with what the host offers (see cli_host_rules_merge()).
+ */
+GPtrArray *cli_host_rules_run(JsonObject *guest_facts, JsonObject *host_view);
+
+/* The HOST-* rules table, in run order; *n_rules is set to its length. */
+const CliAuditRuleInfo *cli_host_rules(guint *n_rules);
+
+/*
+ * Joins host findings into the guest audit's findings: a host finding whose
+ * rule and subject equal an existing one replaces it in place (the upgraded
+ * CPU-NO-AESNI), the others are appended. host_findings is emptied.
+ */
+void cli_host_rules_merge(GPtrArray *findings, GPtrArray *host_findings);
+
+/*
+ * host-check: the hypervisor's own readiness, read under sysroot (NULL or
+ * "/" for the real host). One CliFinding per check (rule = check id, subject
+ * = what was checked). Never NULL.
+ */
+GPtrArray *cli_host_check_collect(const char *sysroot);
+/* The "host-check" command's run() (commands.c). */
+int cli_host_check_run(CliApp *app, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "guestbench-protocol.h"
+
+#include "commands/cmd-compare.h"
+#include "analysis/compare.h"
+#include "render/report.h"
+
+/*
+ * --by is parsed into this: CliApp has no slot for command options, and the
+ * run() that reads it resets it, so a second parse in the same process starts
+ * from the default again.
+ */
+static CliCompareBy cli_compare_by = CLI_COMPARE_BY_DOCUMENT;
+
+static gboolean cli_compare_by_cb(const char *option_name, const char *value, gpointer data,
+                                  GError **error)
+{
+	if (g_strcmp0(value, "document") == 0 || g_strcmp0(value, "run") == 0) {
+		cli_compare_by = CLI_COMPARE_BY_DOCUMENT;
+	} else if (g_strcmp0(value, "guest") == 0) {
+		cli_compare_by = CLI_COMPARE_BY_GUEST;
+	} else {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		            "unknown value '%s' for --by (expected document or guest)", value);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+const GOptionEntry cli_compare_entries[] = {
+	{ "by", '\0', 0, G_OPTION_ARG_CALLBACK, cli_compare_by_cb,
+	  "Columns: document (default, one per file) or guest (the guests of one file)",
+	  "document|guest" },
+	{ NULL },
+};
+
+static gboolean cli_compare_check_args(CliApp *app, GPtrArray *args, GError **error)
+{
+	if (args->len == 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "no result files given for '%s'", app->command->name);
+		return FALSE;
+	}
+	if (cli_compare_by == CLI_COMPARE_BY_GUEST && args->len != 1) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "--by guest compares the guests within one document, not %u",
+		            args->len);
+		return FALSE;
+	}
+	if (cli_compare_by == CLI_COMPARE_BY_DOCUMENT && args->len < 2) {
+		/* one document alone: its guests are the only columns there are */
+		cli_compare_by = CLI_COMPARE_BY_GUEST;
+	}
+	return TRUE;
+}
+
+gboolean cli_compare_prepare(CliApp *app, GPtrArray *args, GError **error)
+{
+	if (app->opts.format == CLI_FORMAT_HTML) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "compare writes table, json or csv; for HTML use 'report'");
+		return FALSE;
+	}
+	return cli_compare_check_args(app, args, error);
+}
+
+gboolean cli_report_prepare(CliApp *app, GPtrArray *args, GError **error)
+{
+	if (app->opts.format != CLI_FORMAT_HTML) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "report writes HTML only: add --format html (not %s; 'compare' "
+		            "writes table, json and csv)",
+		            cli_format_to_string(app->opts.format));
+		return FALSE;
+	}
+	return cli_compare_check_args(app, args, error);
+}
+
+/* The document id for column headers: "kvm64" for kvm64.json or a saved run's id. */
+static char *cli_compare_doc_label(const char *path)
+{
+	g_autofree char *base = g_path_get_basename(path);
+
+	if (g_str_has_suffix(base, ".json") && strlen(base) > 5)
+		base[strlen(base) - 5] = '\0';
+	return g_steal_pointer(&base);
+}
+
+static CliComparison *cli_compare_load(CliApp *app, GError **error)
+{
+	g_autoptr(CliComparison) cmp = cli_comparison_new(cli_compare_by);
+
+	for (guint i = 0; i < app->args->len; i++) {
+		const char *arg = g_ptr_array_index(app->args, i);
+		g_autofree char *path = cli_compare_resolve(arg, NULL, error);
+		g_autofree char *label = NULL;
+
+		if (path == NULL)
+			return NULL;
+		label = cli_compare_doc_label(path);
+		if (!cli_comparison_add_file(cmp, path, label, error))
+			return NULL;
+	}
+	/* the same file twice, or two docs with equal names: keep the columns apart */
+	for (guint c = 1; c < cmp->columns->len; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		for (guint p = 0; p < c; p++) {
+			CliCompareColumn *prev = g_ptr_array_index(cmp->columns, p);
+			if (g_strcmp0(prev->label, col->label) == 0) {
+				char *label = g_strdup_printf("%s#%u", col->label, c + 1);
+				g_free(col->label);
+				col->label = label;
+				break;
+			}
+		}
+	}
+	if (!cli_comparison_compute(cmp, error))
+		return NULL;
+	return g_steal_pointer(&cmp);
+}
+
+static GString *cli_compare_render(CliApp *app, CliComparison *cmp)
+{
+	switch (app->opts.format) {
+	case CLI_FORMAT_JSON: {
+		g_autoptr(JsonNode) root = cli_comparison_to_json(cmp);
+		g_autoptr(JsonGenerator) gen = json_generator_new();
+		g_autofree char *text = NULL;
+		GString *out;
+		json_generator_set_root(gen, root);
+		json_generator_set_pretty(gen, TRUE);
+		text = json_generator_to_data(gen, NULL);
+		out = g_string_new(text);
+		g_string_append_c(out, '\n');
+		return out;
+	}
+	case CLI_FORMAT_CSV:
+		return cli_comparison_render_csv(cmp);
+	case CLI_FORMAT_HTML:
+		return cli_report_render_html(cmp);
+	case CLI_FORMAT_TABLE:
+	case CLI_FORMAT_PROM:
+	default:
+		return cli_comparison_render_text(cmp);
+	}
+}
+
+int cli_compare_run(CliApp *app, GError **error)
+{
+	g_autoptr(CliComparison) cmp = cli_compare_load(app, error);
+	g_autoptr(GString) doc = NULL;
+
+	cli_compare_by = CLI_COMPARE_BY_DOCUMENT;
+	if (cmp == NULL)
+		return CLI_EXIT_USAGE;
+	doc = cli_compare_render(app, cmp);
+	if (!cli_output_write_doc(app, doc, error))
+		return CLI_EXIT_USAGE;
+	return CLI_EXIT_OK;
+}
+
+int cli_report_run(CliApp *app, GError **error)
+{
+	return cli_compare_run(app, error);
+}
+
+/* Only reached if the framework renders for us; then errors go to stderr. */
+static GString *cli_compare_render_fallback(CliApp *app)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(CliComparison) cmp = cli_compare_load(app, &error);
+
+	if (cmp == NULL) {
+		g_printerr("guestbench: %s\n", error->message);
+		return g_string_new(NULL);
+	}
+	return cli_compare_render(app, cmp);
+}
+
+GString *cli_compare_render_csv(CliApp *app)
+{
+	return cli_compare_render_fallback(app);
+}
+
+GString *cli_compare_render_html(CliApp *app)
+{
+	return cli_compare_render_fallback(app);
+}

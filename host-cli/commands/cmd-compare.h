@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "fleet/app.h"
+
+G_BEGIN_DECLS
+
+/* The compare and report commands (cmd-compare.c); their rows are in commands.c. */
+#define CLI_COMPARE_DESCRIPTION                                                          \
+	"Puts saved 'guestbench bench' documents side by side: one row per metric and\n" \
+	"label set, one column per document (or, with --by guest, per guest of one\n"    \
+	"document), then each column's ratio to the first and the change in %.\n"        \
+	"FILE is a path or the id of a saved run (see 'results'). With runs > 1 a\n"     \
+	"difference within run-to-run noise (Welch's t-test, p >= 0.05) is marked\n"     \
+	"n.s.; differing parameters are listed; missing values show as —.\n"           \
+	"Exit status 2 when a file cannot be read or is not a bench document."
+#define CLI_REPORT_DESCRIPTION                                                          \
+	"Writes one self-contained HTML page (inline CSS and SVG, no script, nothing\n" \
+	"fetched): per metric a bar chart and the compare table, then the facts of\n"   \
+	"each guest that explain the differences. Needs --format html; use -o FILE\n"   \
+	"to write it to a file. Same inputs and --by as 'compare'."
+
+extern const GOptionEntry cli_compare_entries[];
+
+gboolean cli_compare_prepare(CliApp *app, GPtrArray *args, GError **error);
+int cli_compare_run(CliApp *app, GError **error);
+gboolean cli_report_prepare(CliApp *app, GPtrArray *args, GError **error);
+int cli_report_run(CliApp *app, GError **error);
+/* For the --format check only: compare/report render in their run(). */
+GString *cli_compare_render_csv(CliApp *app);
+GString *cli_compare_render_html(CliApp *app);
+
+G_END_DECLS

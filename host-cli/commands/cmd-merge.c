@@ -1,0 +1,646 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <string.h>
+
+#include "guestbench-protocol.h"
+
+#include "analysis/audit.h"
+#include "commands/cmd-merge.h"
+#include "commands/commands.h"
+#include "render/prom.h"
+
+/*
+ * merge reads documents that came from other machines: every member is read
+ * through the gb_json_* accessors, and a guest's "result" is handed to the
+ * command's own renderers, which read it through them too. Nothing is
+ * contacted. Per host, the guests become a private CliApp (as if that host had
+ * run the command), so table/csv/prom are exactly the command's own output,
+ * with the host added.
+ */
+
+/* Host names end up in labels, CSV cells and headings: printable text, bounded. */
+#define CLI_MERGE_MAX_HOST_LEN 253
+
+typedef struct {
+	char *name;
+	CliApp *app;        /* command, targets and guests of this host */
+	GPtrArray *sources; /* char *, parallel to app->targets: where each guest came from */
+} CliMergeHost;
+
+struct _CliMerge {
+	const CliCommand *command;
+	char *command_source; /* the first document, for the "mixes commands" message */
+	GPtrArray *hosts;     /* CliMergeHost, in order of first appearance */
+};
+
+static void cli_merge_host_free(CliMergeHost *host)
+{
+	g_free(host->name);
+	cli_app_free(host->app);
+	g_ptr_array_unref(host->sources);
+	g_free(host);
+}
+
+CliMerge *cli_merge_new(void)
+{
+	CliMerge *merge = g_new0(CliMerge, 1);
+
+	merge->hosts = g_ptr_array_new_with_free_func((GDestroyNotify)cli_merge_host_free);
+	return merge;
+}
+
+CliMerge *cli_merge_new_for_command(const CliCommand *command)
+{
+	CliMerge *merge = cli_merge_new();
+
+	merge->command = command;
+	merge->command_source = g_strdup("the command line");
+	return merge;
+}
+
+void cli_merge_free(CliMerge *merge)
+{
+	if (merge == NULL)
+		return;
+	g_ptr_array_unref(merge->hosts);
+	g_free(merge->command_source);
+	g_free(merge);
+}
+
+static gboolean cli_merge_check_host(const char *host, GError **error)
+{
+	gsize len = strlen(host);
+
+	if (len == 0 || len > CLI_MERGE_MAX_HOST_LEN) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "host name must have 1 to %d bytes, not %" G_GSIZE_FORMAT,
+		            CLI_MERGE_MAX_HOST_LEN, len);
+		return FALSE;
+	}
+	for (const char *p = host; *p != '\0'; p = g_utf8_next_char(p)) {
+		gunichar c = g_utf8_get_char(p);
+
+		if (g_unichar_iscntrl(c) || g_unichar_type(c) == G_UNICODE_FORMAT) {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "host name has a control character (U+%04X)", c);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+static CliMergeHost *cli_merge_get_host(CliMerge *merge, const char *name)
+{
+	CliMergeHost *host;
+
+	for (guint i = 0; i < merge->hosts->len; i++) {
+		host = g_ptr_array_index(merge->hosts, i);
+		if (g_strcmp0(host->name, name) == 0)
+			return host;
+	}
+	host = g_new0(CliMergeHost, 1);
+	host->name = g_strdup(name);
+	host->app = cli_app_new();
+	host->app->command = merge->command;
+	host->app->targets = g_ptr_array_new_with_free_func((GDestroyNotify)cli_target_free);
+	host->app->guests = g_ptr_array_new_with_free_func((GDestroyNotify)cli_guest_free);
+	host->sources = g_ptr_array_new_with_free_func(g_free);
+	g_ptr_array_add(merge->hosts, host);
+	return host;
+}
+
+static gboolean cli_merge_status_from_string(const char *text, CliGuestStatus *status)
+{
+	if (g_strcmp0(text, "ok") == 0)
+		*status = CLI_GUEST_OK;
+	else if (g_strcmp0(text, "error") == 0)
+		*status = CLI_GUEST_ERROR;
+	else if (g_strcmp0(text, "timeout") == 0)
+		*status = CLI_GUEST_TIMEOUT;
+	else
+		return FALSE;
+	return TRUE;
+}
+
+/* Checks one guest of a document and adds it to its host. */
+static gboolean cli_merge_add_guest(CliMerge *merge, JsonNode *node, const char *source,
+                                    const char *doc_host, GError **error)
+{
+	JsonObject *obj = NULL;
+	const char *name = NULL;
+	const char *text = NULL;
+	const char *status_text = NULL;
+	const char *message = NULL;
+	const char *host_name = doc_host;
+	CliGuestStatus status = CLI_GUEST_OK;
+	CliMergeHost *host;
+	CliTarget *target;
+	CliGuest *guest;
+
+	if (!gb_json_node_get_object(node, "guest", &obj, error) ||
+	    !gb_json_get_string(obj, "name", GB_JSON_REQUIRED, &name, error) ||
+	    !gb_json_get_string(obj, "target", GB_JSON_REQUIRED, &text, error) ||
+	    !gb_json_get_string(obj, "status", GB_JSON_REQUIRED, &status_text, error) ||
+	    !gb_json_get_string(obj, "error", GB_JSON_OPTIONAL, &message, error) ||
+	    !gb_json_get_string(obj, "host", GB_JSON_OPTIONAL, &host_name, error))
+		return FALSE;
+	if (!cli_merge_status_from_string(status_text, &status)) {
+		g_autofree char *esc = cli_escape_terminal(status_text);
+
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "Parameter 'status' is '%s', expected ok, error or timeout", esc);
+		return FALSE;
+	}
+	if (status != CLI_GUEST_OK && message == NULL) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "Parameter 'error' is missing (status %s)", status_text);
+		return FALSE;
+	}
+	if (!cli_merge_check_host(host_name, error)) {
+		g_prefix_error(error, "host: ");
+		return FALSE;
+	}
+	host = cli_merge_get_host(merge, host_name);
+	/* one guest twice on one host would be two series with the same labels */
+	for (guint i = 0; i < host->app->targets->len; i++) {
+		const CliTarget *other = g_ptr_array_index(host->app->targets, i);
+
+		if (g_strcmp0(other->name, name) == 0) {
+			g_autofree char *esc_name = cli_escape_terminal(name);
+			g_autofree char *esc_host = cli_escape_terminal(host_name);
+
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "guest '%s' of host '%s' is also in %s", esc_name, esc_host,
+			            (const char *)g_ptr_array_index(host->sources, i));
+			return FALSE;
+		}
+	}
+
+	/* a target that is only a name: merge never connects to it */
+	target = g_new0(CliTarget, 1);
+	target->scheme = CLI_TARGET_UNIX;
+	target->text = g_strdup(text);
+	target->name = g_strdup(name);
+	target->tags = g_new0(char *, 1);
+	g_ptr_array_add(host->app->targets, target);
+	g_ptr_array_add(host->sources, g_strdup(source));
+	guest = cli_guest_new(host->app, target, host->app->guests->len);
+	g_ptr_array_add(host->app->guests, guest);
+	/* filled like discover does: without the runner, nothing is drawn */
+	guest->status = status;
+	guest->error = g_strdup(message);
+	if (gb_json_has(obj, "result"))
+		guest->result = json_node_copy(json_object_get_member(obj, "result"));
+	return TRUE;
+}
+
+void cli_merge_add_failure(CliMerge *merge, const char *host_name, const char *target_text,
+                           const char *message)
+{
+	CliMergeHost *host = cli_merge_get_host(merge, host_name);
+	CliTarget *target = g_new0(CliTarget, 1);
+	CliGuest *guest;
+
+	target->scheme = CLI_TARGET_UNIX;
+	target->text = g_strdup(target_text);
+	target->name = g_strdup(target_text);
+	target->tags = g_new0(char *, 1);
+	g_ptr_array_add(host->app->targets, target);
+	g_ptr_array_add(host->sources, g_strdup(target_text));
+	guest = cli_guest_new(host->app, target, host->app->guests->len);
+	g_ptr_array_add(host->app->guests, guest);
+	guest->status = CLI_GUEST_ERROR;
+	guest->error = g_utf8_make_valid(message, -1);
+}
+
+gboolean cli_merge_add_data(CliMerge *merge, const char *source, const char *host_fallback,
+                            const char *data, gsize len, GError **error)
+{
+	g_autoptr(JsonNode) root = NULL;
+	JsonObject *doc = NULL;
+	JsonArray *guests = NULL;
+	const char *version = NULL;
+	const char *command_name = NULL;
+	const char *doc_host = host_fallback;
+	const CliCommand *command;
+
+	root = gb_json_parse(data, len, error);
+	if (root == NULL || !gb_json_node_get_object(root, "document", &doc, error) ||
+	    !gb_json_get_string(doc, "guestbench", GB_JSON_REQUIRED, &version, error) ||
+	    !gb_json_get_string(doc, "command", GB_JSON_REQUIRED, &command_name, error) ||
+	    !gb_json_get_string(doc, "host", GB_JSON_OPTIONAL, &doc_host, error) ||
+	    !gb_json_get_array(doc, "guests", GB_JSON_REQUIRED, &guests, error)) {
+		g_prefix_error(error, "%s: ", source);
+		return FALSE;
+	}
+	command = cli_command_find(command_name);
+	/* only commands that ran in guests have per-guest results to merge */
+	if (command == NULL || command->start == NULL) {
+		g_autofree char *esc = cli_escape_terminal(command_name);
+
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "%s: command '%s' is not one whose documents can be merged", source,
+		            esc);
+		return FALSE;
+	}
+	if (merge->command != NULL && merge->command != command) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "%s is a '%s' document, %s a '%s' one: they cannot be merged", source,
+		            command->name, merge->command_source, merge->command->name);
+		return FALSE;
+	}
+	if (merge->command == NULL) {
+		merge->command = command;
+		merge->command_source = g_strdup(source);
+	}
+	if (doc_host == NULL) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "%s: no 'host' member and no file name to name the host", source);
+		return FALSE;
+	}
+	if (!cli_merge_check_host(doc_host, error)) {
+		g_prefix_error(error, "%s: host: ", source);
+		return FALSE;
+	}
+	for (guint i = 0; i < json_array_get_length(guests); i++) {
+		if (!cli_merge_add_guest(merge, json_array_get_element(guests, i), source, doc_host,
+		                         error)) {
+			g_prefix_error(error, "%s: guests[%u]: ", source, i);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+gboolean cli_merge_add_file(CliMerge *merge, const char *path, GError **error)
+{
+	g_autoptr(GFile) file = g_file_new_for_path(path);
+	g_autoptr(GFileInfo) info = NULL;
+	g_autofree char *data = NULL;
+	g_autofree char *display = g_filename_display_name(path);
+	g_autofree char *stem = g_filename_display_basename(path);
+	gsize len = 0;
+
+	info = g_file_query_info(file,
+	                         G_FILE_ATTRIBUTE_STANDARD_SIZE "," G_FILE_ATTRIBUTE_STANDARD_TYPE,
+	                         G_FILE_QUERY_INFO_NONE, NULL, error);
+	if (info == NULL) {
+		g_prefix_error(error, "%s: ", display);
+		return FALSE;
+	}
+	if (g_file_info_get_file_type(info) == G_FILE_TYPE_DIRECTORY) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT, "%s: is a directory",
+		            display);
+		return FALSE;
+	}
+	/* a regular file's size; a pipe says 0 and is bounded by the read below */
+	if (g_file_info_get_size(info) > CLI_MERGE_MAX_FILE_SIZE) {
+		g_set_error(error, GB_ERROR, GB_ERROR_TOO_LARGE,
+		            "%s: larger than %d MiB, not a guestbench document", display,
+		            CLI_MERGE_MAX_FILE_SIZE / (1024 * 1024));
+		return FALSE;
+	}
+	if (!g_file_get_contents(path, &data, &len, error)) {
+		g_prefix_error(error, "cannot read %s: ", display);
+		return FALSE;
+	}
+	if (len > CLI_MERGE_MAX_FILE_SIZE) {
+		g_set_error(error, GB_ERROR, GB_ERROR_TOO_LARGE,
+		            "%s: larger than %d MiB, not a guestbench document", display,
+		            CLI_MERGE_MAX_FILE_SIZE / (1024 * 1024));
+		return FALSE;
+	}
+	if (g_str_has_suffix(stem, ".json"))
+		stem[strlen(stem) - strlen(".json")] = '\0';
+	return cli_merge_add_data(merge, display, stem[0] != '\0' ? stem : NULL, data, len, error);
+}
+
+/* ---- json ------------------------------------------------------------------------------- */
+
+static JsonNode *cli_merge_guest_to_json(const char *host, CliGuest *guest)
+{
+	g_autoptr(JsonBuilder) builder = json_builder_new();
+
+	json_builder_begin_object(builder);
+	json_builder_set_member_name(builder, "host");
+	json_builder_add_string_value(builder, host);
+	json_builder_set_member_name(builder, "name");
+	json_builder_add_string_value(builder, guest->target->name);
+	json_builder_set_member_name(builder, "target");
+	json_builder_add_string_value(builder, guest->target->text);
+	json_builder_set_member_name(builder, "status");
+	json_builder_add_string_value(builder, cli_guest_status_to_string(guest->status));
+	if (guest->error != NULL) {
+		json_builder_set_member_name(builder, "error");
+		json_builder_add_string_value(builder, guest->error);
+	}
+	json_builder_set_member_name(builder, "result");
+	if (guest->result != NULL)
+		json_builder_add_value(builder, json_node_copy(guest->result));
+	else
+		json_builder_add_null_value(builder);
+	json_builder_end_object(builder);
+	return json_builder_get_root(builder);
+}
+
+JsonNode *cli_merge_to_json(CliMerge *merge)
+{
+	g_autoptr(JsonBuilder) builder = json_builder_new();
+
+	json_builder_begin_object(builder);
+	json_builder_set_member_name(builder, "guestbench");
+	json_builder_add_string_value(builder, GB_VERSION);
+	json_builder_set_member_name(builder, "command");
+	if (merge->command != NULL)
+		json_builder_add_string_value(builder, merge->command->name);
+	else
+		json_builder_add_null_value(builder);
+	json_builder_set_member_name(builder, "guests");
+	json_builder_begin_array(builder);
+	for (guint i = 0; i < merge->hosts->len; i++) {
+		CliMergeHost *host = g_ptr_array_index(merge->hosts, i);
+
+		for (guint j = 0; j < host->app->guests->len; j++) {
+			json_builder_add_value(
+			    builder, cli_merge_guest_to_json(
+			                 host->name, g_ptr_array_index(host->app->guests, j)));
+		}
+	}
+	json_builder_end_array(builder);
+	json_builder_end_object(builder);
+	return json_builder_get_root(builder);
+}
+
+/* ---- table, csv, prom ------------------------------------------------------------------- */
+
+/* Splits CSV into records: a newline inside a quoted field does not end one. */
+static GPtrArray *cli_merge_csv_records(const char *text)
+{
+	GPtrArray *records = g_ptr_array_new_with_free_func(g_free);
+	gboolean quoted = FALSE;
+	const char *start = text;
+
+	for (const char *p = text; *p != '\0'; p++) {
+		if (*p == '"')
+			quoted = !quoted;
+		else if (*p == '\n' && !quoted) {
+			g_ptr_array_add(records, g_strndup(start, p - start));
+			start = p + 1;
+		}
+	}
+	if (*start != '\0')
+		g_ptr_array_add(records, g_strdup(start));
+	return records;
+}
+
+static void cli_merge_render_csv_host(GString *out, CliMergeHost *host, gboolean with_header)
+{
+	g_autoptr(GString) doc = host->app->command->render_csv(host->app);
+	g_autoptr(GPtrArray) records = cli_merge_csv_records(doc->str);
+
+	/* the command's first record is its header; the others are rows */
+	for (guint i = 0; i < records->len; i++) {
+		if (i == 0) {
+			if (with_header)
+				g_string_append_printf(out, "host,%s\n",
+				                       (const char *)g_ptr_array_index(records, 0));
+			continue;
+		}
+		cli_csv_append_field(out, host->name);
+		g_string_append_printf(out, ",%s\n", (const char *)g_ptr_array_index(records, i));
+	}
+}
+
+typedef struct {
+	char *name;
+	const CliMergeHost
+	    *declared_by; /* every host declares it: the first one's lines are kept */
+	GString *meta;    /* its HELP and TYPE lines */
+	GString *samples; /* from every host */
+} CliMergeFamily;
+
+static void cli_merge_family_free(CliMergeFamily *family)
+{
+	g_free(family->name);
+	g_string_free(family->meta, TRUE);
+	g_string_free(family->samples, TRUE);
+	g_free(family);
+}
+
+static CliMergeFamily *cli_merge_get_family(GPtrArray *families, const char *name)
+{
+	CliMergeFamily *family;
+
+	for (guint i = 0; i < families->len; i++) {
+		family = g_ptr_array_index(families, i);
+		if (g_strcmp0(family->name, name) == 0)
+			return family;
+	}
+	family = g_new0(CliMergeFamily, 1);
+	family->name = g_strdup(name);
+	family->meta = g_string_new(NULL);
+	family->samples = g_string_new(NULL);
+	g_ptr_array_add(families, family);
+	return family;
+}
+
+/*
+ * Adds one host's exposition text to the families: each sample gains
+ * host="NAME" as its first label. A family's samples must stay together in the
+ * output, so they are collected per family across hosts and written at the end.
+ */
+static void cli_merge_prom_host(GPtrArray *families, CliMergeHost *host)
+{
+	g_autoptr(GString) doc = host->app->command->render_prom(host->app);
+	g_auto(GStrv) lines = g_strsplit(doc->str, "\n", -1);
+	g_autofree char *label = cli_prom_escape_label(host->name);
+	CliMergeFamily *current = NULL;
+
+	for (guint i = 0; lines[i] != NULL; i++) {
+		const char *line = lines[i];
+		gsize name_len;
+
+		if (g_str_has_prefix(line, "# HELP ") || g_str_has_prefix(line, "# TYPE ")) {
+			g_auto(GStrv) words = g_strsplit(line, " ", 4);
+
+			if (g_strv_length(words) < 3)
+				continue;
+			current = cli_merge_get_family(families, words[2]);
+			if (current->declared_by == NULL)
+				current->declared_by = host;
+			if (current->declared_by == host)
+				g_string_append_printf(current->meta, "%s\n", line);
+			continue;
+		}
+		if (line[0] == '\0' || line[0] == '#')
+			continue;
+		name_len = strcspn(line, "{ ");
+		if (current == NULL) {
+			g_autofree char *name = g_strndup(line, name_len);
+
+			current = cli_merge_get_family(families, name);
+		}
+		g_string_append_len(current->samples, line, name_len);
+		g_string_append_printf(current->samples, "{host=\"%s\"", label);
+		if (line[name_len] == '{') {
+			if (line[name_len + 1] != '}')
+				g_string_append_c(current->samples, ',');
+			g_string_append_printf(current->samples, "%s\n", line + name_len + 1);
+		} else {
+			g_string_append_printf(current->samples, "}%s\n", line + name_len);
+		}
+	}
+}
+
+static GString *cli_merge_render_prom_doc(CliMerge *merge)
+{
+	g_autoptr(GPtrArray) families =
+	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_merge_family_free);
+	GString *out = g_string_new(NULL);
+
+	for (guint i = 0; i < merge->hosts->len; i++)
+		cli_merge_prom_host(families, g_ptr_array_index(merge->hosts, i));
+	for (guint i = 0; i < families->len; i++) {
+		CliMergeFamily *family = g_ptr_array_index(families, i);
+
+		g_string_append_len(out, family->meta->str, family->meta->len);
+		g_string_append_len(out, family->samples->str, family->samples->len);
+	}
+	return out;
+}
+
+static GString *cli_merge_render_text_doc(CliMerge *merge, gboolean quiet, gboolean color)
+{
+	GString *out = g_string_new(NULL);
+
+	for (guint i = 0; i < merge->hosts->len; i++) {
+		CliMergeHost *host = g_ptr_array_index(merge->hosts, i);
+		g_autofree char *esc = cli_escape_terminal(host->name);
+		g_autoptr(GString) part = NULL;
+
+		host->app->opts.quiet = quiet;
+		if (host->app->command->render_text != NULL)
+			part = host->app->command->render_text(host->app, color);
+		else
+			part = cli_output_render_table(host->app, color);
+		/* -q: a host with nothing to report gets no heading either */
+		if (quiet && part->len == 0)
+			continue;
+		if (out->len > 0)
+			g_string_append_c(out, '\n');
+		g_string_append_printf(out, "%s== host %s ==%s\n", color ? "\033[1m" : "", esc,
+		                       color ? "\033[0m" : "");
+		g_string_append_len(out, part->str, part->len);
+	}
+	return out;
+}
+
+GString *cli_merge_render(CliMerge *merge, CliFormat format, gboolean quiet, gboolean color,
+                          GError **error)
+{
+	const CliCommand *command = merge->command;
+	GString *out = NULL;
+
+	if (format == CLI_FORMAT_JSON) {
+		g_autoptr(JsonNode) root = cli_merge_to_json(merge);
+		g_autoptr(JsonGenerator) generator = json_generator_new();
+		g_autofree char *text = NULL;
+
+		json_generator_set_root(generator, root);
+		json_generator_set_pretty(generator, TRUE);
+		json_generator_set_indent(generator, 2);
+		text = json_generator_to_data(generator, NULL);
+		out = g_string_new(text);
+		g_string_append_c(out, '\n');
+		return out;
+	}
+	if (command == NULL)
+		return g_string_new(NULL);
+	if ((format == CLI_FORMAT_CSV && command->render_csv == NULL) ||
+	    (format == CLI_FORMAT_PROM && command->render_prom == NULL) ||
+	    format == CLI_FORMAT_HTML) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "'%s' documents cannot be merged into --format %s", command->name,
+		            cli_format_to_string(format));
+		return NULL;
+	}
+	switch (format) {
+	case CLI_FORMAT_CSV:
+		out = g_string_new(NULL);
+		for (guint i = 0; i < merge->hosts->len; i++)
+			cli_merge_render_csv_host(out, g_ptr_array_index(merge->hosts, i), i == 0);
+		break;
+	case CLI_FORMAT_PROM:
+		out = cli_merge_render_prom_doc(merge);
+		break;
+	case CLI_FORMAT_TABLE:
+	default:
+		out = cli_merge_render_text_doc(merge, quiet, color);
+		break;
+	}
+	return out;
+}
+
+/* ---- the command ------------------------------------------------------------------------ */
+
+gboolean cli_merge_prepare(CliApp *app, GPtrArray *args, GError **error)
+{
+	if (args->len == 0) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "merge needs at least one FILE");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static CliMerge *cli_merge_load(CliApp *app, GError **error)
+{
+	g_autoptr(CliMerge) merge = cli_merge_new();
+
+	for (guint i = 0; i < app->args->len; i++) {
+		if (!cli_merge_add_file(merge, g_ptr_array_index(app->args, i), error))
+			return NULL;
+	}
+	return g_steal_pointer(&merge);
+}
+
+int cli_merge_run(CliApp *app, GError **error)
+{
+	g_autoptr(CliMerge) merge = cli_merge_load(app, error);
+	g_autoptr(GString) doc = NULL;
+
+	if (merge == NULL)
+		return CLI_EXIT_USAGE;
+	doc = cli_merge_render(merge, app->opts.format, app->opts.quiet, cli_output_use_color(app),
+	                       error);
+	if (doc == NULL || !cli_output_write_doc(app, doc, error))
+		return CLI_EXIT_USAGE;
+	return CLI_EXIT_OK;
+}
+
+/* Only reached if the framework renders for us; then errors go to stderr. */
+static GString *cli_merge_render_fallback(CliApp *app)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(CliMerge) merge = cli_merge_load(app, &error);
+	GString *out = NULL;
+
+	if (merge != NULL)
+		out = cli_merge_render(merge, app->opts.format, app->opts.quiet, FALSE, &error);
+	if (out == NULL) {
+		g_printerr("guestbench: %s\n", error->message);
+		return g_string_new(NULL);
+	}
+	return out;
+}
+
+GString *cli_merge_render_csv(CliApp *app)
+{
+	return cli_merge_render_fallback(app);
+}
+
+GString *cli_merge_render_prom(CliApp *app)
+{
+	return cli_merge_render_fallback(app);
+}

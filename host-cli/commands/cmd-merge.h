@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "fleet/app.h"
+
+G_BEGIN_DECLS
+
+/* The merge command (cmd-merge.c); its row is in commands.c. */
+#define CLI_MERGE_DESCRIPTION                                                             \
+	"Merges saved 'guestbench --format json' documents of one command (e.g. audit\n"  \
+	"or facts), typically one per hypervisor, into one document. Each guest gains\n"  \
+	"a \"host\" member: the guest's own \"host\" (a merged document merged again),\n" \
+	"else the document's top-level \"host\", else the file name without .json.\n"     \
+	"table, csv and prom are the command's own formats with a host column or\n"       \
+	"label. Exit status 2 when a file cannot be read, is not a guestbench\n"          \
+	"document, mixes commands or names the same guest of a host twice."
+
+/* Largest document merge reads (a facts document of 10000 guests stays far below). */
+#define CLI_MERGE_MAX_FILE_SIZE (256 * 1024 * 1024)
+
+typedef struct _CliMerge CliMerge;
+
+/*
+ * The merged fleet: documents are added one by one, then rendered. Every error
+ * names the source and the member ("a.json: guests[2]: Parameter 'status' is
+ * missing") and is GB_ERROR_INVALID_ARGUMENT.
+ */
+CliMerge *cli_merge_new(void);
+/* A merge whose documents must be of command (--hosts knows it before any arrives). */
+CliMerge *cli_merge_new_for_command(const CliCommand *command);
+void cli_merge_free(CliMerge *merge);
+/* source names the document in messages; host_fallback names the host when it has no "host". */
+gboolean cli_merge_add_data(CliMerge *merge, const char *source, const char *host_fallback,
+                            const char *data, gsize len, GError **error);
+/* Reads FILE; the fallback host name is its base name without ".json". */
+gboolean cli_merge_add_file(CliMerge *merge, const char *path, GError **error);
+/*
+ * A host whose document could not be had (ssh failed): one guest named target,
+ * status error with message, so that the host is not silently missing.
+ */
+void cli_merge_add_failure(CliMerge *merge, const char *host, const char *target,
+                           const char *message);
+/* The merged contract document (NULL command when no document was added). */
+JsonNode *cli_merge_to_json(CliMerge *merge);
+/*
+ * The documents' command's own rendering with the host added: per host a
+ * section (table), a leading "host" column (csv) or a host label (prom).
+ * Fails when that command has no such format.
+ */
+GString *cli_merge_render(CliMerge *merge, CliFormat format, gboolean quiet, gboolean color,
+                          GError **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliMerge, cli_merge_free)
+
+gboolean cli_merge_prepare(CliApp *app, GPtrArray *args, GError **error);
+int cli_merge_run(CliApp *app, GError **error);
+/* For the --format check only: merge renders in its run(). */
+GString *cli_merge_render_csv(CliApp *app);
+GString *cli_merge_render_prom(CliApp *app);
+
+G_END_DECLS

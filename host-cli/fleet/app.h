@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+
+#include "transport/session.h"
+#include "render/output.h"
+#include "fleet/target.h"
+
+G_BEGIN_DECLS
+
+/*
+ * The host CLI's internal API: how a command plugs in.
+ *
+ * A command is one row in the table in commands.c (cli_commands[]) plus, for
+ * anything bigger than ping/info, one file with its handlers. The runner
+ * connects to every target (at most --jobs at once, all on one GMainContext),
+ * opens the session (0xFF + guest-sync-delimited, discarding stale bytes) and
+ * then calls the command's start() with the open session. From there the
+ * command issues calls and, exactly once, finishes the guest. After
+ * cli_guest_finish() no callback of that guest fires again: its session is
+ * closed, its pending calls dropped and its timers removed.
+ *
+ * One call, one result (the shape of a facts command; a real one checks ret
+ * first, see below):
+ *
+ *	static void
+ *	cli_facts_reply_cb(CliSession *session, JsonNode *ret, const GError *error,
+ *			   gpointer user_data)
+ *	{
+ *		CliGuest *guest = user_data;
+ *		if (error != NULL) {
+ *			cli_guest_finish(guest, NULL, error);
+ *			return;
+ *		}
+ *		cli_guest_finish(guest, json_node_copy(ret), NULL);
+ *	}
+ *
+ *	static void
+ *	cli_facts_start(CliGuest *guest, CliSession *session)
+ *	{
+ *		cli_session_call(session, "gb-get-facts", NULL, cli_facts_reply_cb, guest);
+ *	}
+ *
+ *	{ .name = "facts", .parameter_string = "facts TARGET...", .summary = "...",
+ *	  .start = cli_facts_start, .describe = cli_facts_describe },
+ *
+ * Results that came from the guest are validated with the gb_json_* accessors
+ * before anything reads them; on a bad reply finish with an error that says
+ * what was wrong ("invalid gb-get-facts reply: ...").
+ *
+ * Multi-step flows (a benchmark job): start() sends gb-bench-start; its reply
+ * callback keeps the job id with cli_guest_set_data() and arms a poll timer
+ * with cli_guest_add_timeout(guest, 500, poll_cb, guest). poll_cb sends
+ * gb-bench-status and returns G_SOURCE_REMOVE; the status callback calls
+ * cli_guest_set_progress(guest, progress, "aes 40%") (drawn as a live line on
+ * a TTY), cli_guest_set_deadline(guest, timeout) so that --timeout bounds
+ * each step rather than the whole job, and either re-arms the poll timer or
+ * finishes the guest with the result. Calls on one session are sent one at a
+ * time in the order issued, so a poll never overtakes a start. Pass the guest
+ * as user_data: it outlives every callback (guests live until the app goes).
+ *
+ * Ctrl-C (SIGINT) and SIGTERM cancel app->cancellable. Guests not started yet
+ * end as "error: not started (interrupted)". A running guest whose command has
+ * cancel() and whose session is open gets cancel(guest, session) once and a
+ * grace of at most CLI_CANCEL_GRACE_SECONDS to finish (e.g. send
+ * gb-bench-cancel, then finish with an error "cancelled"); every other running
+ * guest, or one that outlives the grace, ends as "error: interrupted"; during
+ * the grace cli_guest_set_deadline() cannot extend it. What
+ * finished is still printed; the exit status is then 128 + the signal number
+ * (130 for SIGINT, 143 for SIGTERM), so a script can tell an interrupted run
+ * from a failed guest (3).
+ *
+ * Rendering: --format json always prints the contract document built from
+ * each guest's result node, so a command only decides what it passes to
+ * cli_guest_finish(). For the table, a command either gives describe() (one
+ * line per guest in the DETAIL column of the default GUEST/STATUS/DETAIL
+ * table) or render_table() to build its own CliTable (see output.h;
+ * cli_table_* escapes guest text and aligns columns). Commands that do not
+ * talk to guests (help, later discover/compare) set run() instead of start().
+ */
+
+/* How long a cancel() handler may take after Ctrl-C before its guest is dropped. */
+#define CLI_CANCEL_GRACE_SECONDS 2.0
+/* Largest reply the CLI buffers from one guest (facts of a big guest stay far below). */
+#define CLI_MAX_REPLY_SIZE (16 * 1024 * 1024)
+
+#define CLI_DEFAULT_JOBS 64
+#define CLI_MAX_JOBS 10000
+#define CLI_DEFAULT_TIMEOUT 10.0
+#define CLI_MAX_TIMEOUT (7 * 24 * 3600.0)
+
+/* Exit statuses (a public contract, see DESIGN.md). */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FINDING 1 /* a FAIL-level finding (audit) and every guest answered */
+#define CLI_EXIT_USAGE 2   /* bad command line, or the output file cannot be written */
+#define CLI_EXIT_GUEST 3   /* one or more guests unreachable, erroring or timed out */
+
+typedef enum {
+	CLI_FORMAT_TABLE,
+	CLI_FORMAT_JSON,
+	CLI_FORMAT_CSV,
+	CLI_FORMAT_PROM,
+	CLI_FORMAT_HTML,
+} CliFormat;
+
+const char *cli_format_to_string(CliFormat format);
+
+typedef enum {
+	CLI_COLOR_AUTO,
+	CLI_COLOR_ALWAYS,
+	CLI_COLOR_NEVER,
+} CliColor;
+
+/* Options common to all commands, accepted before or after the command name. */
+typedef struct {
+	CliFormat format;
+	char *output; /* -o FILE, NULL for stdout */
+	guint jobs;
+	double timeout; /* seconds, per guest */
+	gboolean quiet;
+	CliColor color;
+	gboolean version;
+	gboolean verbose;
+	gboolean help;
+	/* the fleet: how targets are found and selected (see CliTargetOptions in target.h) */
+	char *libvirt_dir;  /* --libvirt-dir DIR */
+	char **inventories; /* --inventory FILE (repeatable), NULL when none */
+	char **tags;        /* --tag TAG (repeatable), NULL when none */
+	char **names;       /* --name GLOB (repeatable), NULL when none */
+	double deadline;    /* --deadline SECONDS for the whole run, 0 for none */
+	char *qmp;          /* --qmp PATH: the monitor of the single target (hostview.h) */
+	char *host_sysroot; /* --host-sysroot DIR: where host files are read, NULL for / */
+	char *qga_agent;    /* --qga-agent PATH: the agent binary in qga: guests (qga.h) */
+	char **hosts;       /* --hosts HOST[,HOST...]: run on these hypervisors (remote.h) */
+	guint host_jobs;    /* --host-jobs N: hypervisors contacted at once, 0 when not given */
+} CliOptions;
+
+typedef enum {
+	CLI_GUEST_PENDING,
+	CLI_GUEST_RUNNING,
+	CLI_GUEST_OK,
+	CLI_GUEST_ERROR,
+	CLI_GUEST_TIMEOUT,
+} CliGuestStatus;
+
+typedef enum {
+	CLI_ACTION_RUN,
+	CLI_ACTION_HELP,    /* print app->help_text to stdout, exit 0 */
+	CLI_ACTION_VERSION, /* print the version, exit 0 */
+} CliAction;
+
+typedef struct _CliApp CliApp;
+typedef struct _CliGuest CliGuest;
+typedef struct _CliCommand CliCommand;
+
+struct _CliCommand {
+	const char *name;
+	const char *parameter_string; /* shown after the options in --help, e.g. "TARGET..." */
+	const char *summary;          /* one line, for "guestbench --help" */
+	const char *description;      /* optional, shown at the end of "guestbench CMD --help" */
+	/*
+	 * Command-specific options, NULL-terminated or NULL: arg_data points into
+	 * the command's file, or G_OPTION_ARG_CALLBACK gets the CliApp as data.
+	 */
+	const GOptionEntry *entries;
+	/*
+	 * Optional: checks the command's options and may take leading positional
+	 * arguments out of args (e.g. "bench aes") before the rest become targets.
+	 * Fail with GB_ERROR_INVALID_ARGUMENT: it is reported as a usage error.
+	 */
+	gboolean (*prepare)(CliApp *app, GPtrArray *args, GError **error);
+	/* Per guest, once its session is open. Must lead to cli_guest_finish(). */
+	void (*start)(CliGuest *guest, CliSession *session);
+	/* Optional: Ctrl-C while this guest runs (see above). */
+	void (*cancel)(CliGuest *guest, CliSession *session);
+	/* Optional: the DETAIL cell of an ok guest in the default table (escaped for you). */
+	char *(*describe)(CliGuest *guest);
+	/* Optional: replaces the default table (honour opts.quiet: only guests not ok). */
+	CliTable *(*render_table)(CliApp *app);
+	/*
+	 * Optional: replaces the table with free text (facts blocks, audit lines);
+	 * color says whether ANSI colours may be used. Guest text must be escaped.
+	 */
+	GString *(*render_text)(CliApp *app, gboolean color);
+	/*
+	 * Optional machine formats. A command without the hook refuses that
+	 * --format as a usage error before any guest is contacted; json is always
+	 * available (the contract document).
+	 */
+	GString *(*render_csv)(CliApp *app);
+	GString *(*render_prom)(CliApp *app);
+	GString *(*render_html)(CliApp *app);
+	/* Instead of start(): a command that does not talk to guests. Returns the exit status. */
+	int (*run)(CliApp *app, GError **error);
+	/* Optional: once every guest is done, before the output is written (bench saves its run).
+	 */
+	void (*finished)(CliApp *app);
+};
+
+struct _CliApp {
+	CliOptions opts;
+	CliAction action;
+	char *help_text;
+	char **argv; /* the command line as given, for --hosts (remote.h) */
+	const CliCommand *command;
+	GPtrArray *args;    /* positional arguments after the command (char *) */
+	GPtrArray *targets; /* CliTarget, in command-line order */
+	GPtrArray *guests;  /* CliGuest, same order as targets */
+	GMainContext *context;
+	GCancellable *cancellable;
+	int signal_received; /* SIGINT/SIGTERM that interrupted the run, or 0 */
+	gboolean fail_finding;
+	gboolean stdout_is_tty;
+	gboolean stderr_is_tty;
+	/* runner bookkeeping */
+	guint n_started;
+	guint n_running;
+	guint n_done;
+	gint64 progress_drawn_us;
+	gboolean progress_visible;
+};
+
+struct _CliGuest {
+	CliApp *app;
+	const CliTarget *target; /* borrowed from app->targets */
+	guint index;
+	CliGuestStatus status;
+	char *error; /* NULL when ok */
+	JsonNode *result;
+	CliSession *session;
+	GSource *deadline;
+	double deadline_seconds; /* what the deadline was armed with, for the message */
+	GPtrArray *timers;       /* GSource, removed when the guest finishes */
+	gint64 started_us;
+	gint64 finished_us;
+	double progress;
+	char *progress_text;
+	gboolean cancelling;
+	gpointer data;
+	GDestroyNotify data_destroy;
+};
+
+CliApp *cli_app_new(void);
+void cli_app_free(CliApp *app);
+/*
+ * Parses argv (argv[0] is the program name; not modified). On success sets
+ * app->action and, for CLI_ACTION_RUN, the command, options and targets. On a
+ * usage error returns FALSE with the message; the caller exits CLI_EXIT_USAGE.
+ */
+gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error);
+/* Runs the parsed command, writes the output document, returns the exit status. */
+int cli_app_run(CliApp *app);
+/* The exit status for the finished guests (0, 1, 3, or 128 + signal). */
+int cli_app_get_exit_status(CliApp *app);
+
+/* One guest per target, all pending; done by the runner, public for tests. */
+void cli_app_add_guests(CliApp *app);
+
+CliGuest *cli_guest_new(CliApp *app, const CliTarget *target, guint index);
+void cli_guest_free(CliGuest *guest);
+/*
+ * Ends the guest: result (transfer full, may be NULL) when error is NULL;
+ * status timeout for GB_ERROR_TIMEOUT, error otherwise (the error's message is
+ * kept). Later calls for the same guest are ignored.
+ */
+void cli_guest_finish(CliGuest *guest, JsonNode *result, const GError *error);
+gboolean cli_guest_is_done(const CliGuest *guest);
+const char *cli_guest_status_to_string(CliGuestStatus status);
+/* Per-guest state of the command, freed when the guest finishes. */
+void cli_guest_set_data(CliGuest *guest, gpointer data, GDestroyNotify destroy);
+gpointer cli_guest_get_data(CliGuest *guest);
+/* A timer on the app's context that is removed when the guest finishes. */
+void cli_guest_add_timeout(CliGuest *guest, guint interval_ms, GSourceFunc func,
+                           gpointer user_data);
+/* Re-arms the guest's deadline to seconds from now (ignored while cancelling after Ctrl-C). */
+void cli_guest_set_deadline(CliGuest *guest, double seconds);
+/* fraction 0..1; text (may be NULL) is escaped before it is drawn. */
+void cli_guest_set_progress(CliGuest *guest, double fraction, const char *text);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliApp, cli_app_free)
+
+G_END_DECLS

@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <errno.h>
+#include <glib-unix.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <stdio.h>
+
+#include "gb-error.h"
+
+#include "fleet/runner.h"
+
+/* Redraw the live progress line at most this often. */
+#define CLI_RUNNER_PROGRESS_INTERVAL_MS 250
+
+static void cli_runner_draw_progress(CliApp *app, gboolean final);
+
+const char *cli_guest_status_to_string(CliGuestStatus status)
+{
+	switch (status) {
+	case CLI_GUEST_PENDING:
+		return "pending";
+	case CLI_GUEST_RUNNING:
+		return "running";
+	case CLI_GUEST_OK:
+		return "ok";
+	case CLI_GUEST_ERROR:
+		return "error";
+	case CLI_GUEST_TIMEOUT:
+		return "timeout";
+	default:
+		break;
+	}
+	return "unknown";
+}
+
+static void cli_guest_source_free(gpointer data)
+{
+	GSource *source = data;
+	g_source_destroy(source);
+	g_source_unref(source);
+}
+
+CliGuest *cli_guest_new(CliApp *app, const CliTarget *target, guint index)
+{
+	CliGuest *guest = g_new0(CliGuest, 1);
+	guest->app = app;
+	guest->target = target;
+	guest->index = index;
+	guest->status = CLI_GUEST_PENDING;
+	guest->timers = g_ptr_array_new_with_free_func(cli_guest_source_free);
+	return guest;
+}
+
+/* Everything that could call back into this guest goes away here. */
+static void cli_guest_release(CliGuest *guest)
+{
+	if (guest->deadline != NULL) {
+		cli_guest_source_free(guest->deadline);
+		guest->deadline = NULL;
+	}
+	g_ptr_array_set_size(guest->timers, 0);
+	if (guest->session != NULL) {
+		cli_session_close(guest->session);
+		guest->session = NULL;
+	}
+	if (guest->data_destroy != NULL && guest->data != NULL)
+		guest->data_destroy(guest->data);
+	guest->data = NULL;
+	guest->data_destroy = NULL;
+}
+
+void cli_guest_free(CliGuest *guest)
+{
+	if (guest == NULL)
+		return;
+	cli_guest_release(guest);
+	g_ptr_array_unref(guest->timers);
+	g_free(guest->error);
+	g_free(guest->progress_text);
+	if (guest->result != NULL)
+		json_node_unref(guest->result);
+	g_free(guest);
+}
+
+gboolean cli_guest_is_done(const CliGuest *guest)
+{
+	return guest->status != CLI_GUEST_PENDING && guest->status != CLI_GUEST_RUNNING;
+}
+
+void cli_guest_finish(CliGuest *guest, JsonNode *result, const GError *error)
+{
+	g_autoptr(JsonNode) result_owned = result;
+	CliApp *app = guest->app;
+
+	if (cli_guest_is_done(guest)) {
+		g_debug("%s: already finished", guest->target->name);
+		return;
+	}
+	if (guest->status == CLI_GUEST_RUNNING && app->n_running > 0)
+		app->n_running--;
+	app->n_done++;
+	if (error == NULL) {
+		guest->status = CLI_GUEST_OK;
+	} else {
+		guest->status = g_error_matches(error, GB_ERROR, GB_ERROR_TIMEOUT)
+		                    ? CLI_GUEST_TIMEOUT
+		                    : CLI_GUEST_ERROR;
+		/* the text ends up in the JSON document, which must be valid UTF-8 */
+		guest->error = g_utf8_make_valid(error->message, -1);
+	}
+	/* a failing command may still hand over what it got (e.g. a partial result) */
+	guest->result = g_steal_pointer(&result_owned);
+	guest->finished_us = g_get_monotonic_time();
+	if (g_log_get_debug_enabled()) {
+		g_autofree char *msg = cli_escape_terminal(guest->error);
+		g_debug("%s: %s%s%s", guest->target->name,
+		        cli_guest_status_to_string(guest->status), error != NULL ? ": " : "", msg);
+	}
+	cli_guest_release(guest);
+	cli_runner_draw_progress(app, FALSE);
+}
+
+void cli_guest_set_data(CliGuest *guest, gpointer data, GDestroyNotify destroy)
+{
+	if (guest->data_destroy != NULL && guest->data != NULL)
+		guest->data_destroy(guest->data);
+	guest->data = data;
+	guest->data_destroy = destroy;
+}
+
+gpointer cli_guest_get_data(CliGuest *guest)
+{
+	return guest->data;
+}
+
+void cli_guest_add_timeout(CliGuest *guest, guint interval_ms, GSourceFunc func, gpointer user_data)
+{
+	GSource *source;
+
+	if (cli_guest_is_done(guest))
+		return;
+	/* drop timers that already fired for good, so that polling does not pile them up */
+	for (guint i = guest->timers->len; i > 0; i--) {
+		if (g_source_is_destroyed(g_ptr_array_index(guest->timers, i - 1)))
+			g_ptr_array_remove_index_fast(guest->timers, i - 1);
+	}
+	source = g_timeout_source_new(interval_ms);
+	g_source_set_callback(source, func, user_data, NULL);
+	g_source_attach(source, guest->app->context);
+	g_ptr_array_add(guest->timers, source);
+}
+
+static gboolean cli_guest_deadline_cb(gpointer user_data)
+{
+	CliGuest *guest = user_data;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *wait = NULL;
+
+	if (guest->session != NULL)
+		wait = cli_session_describe_wait(guest->session);
+	if (guest->cancelling) {
+		error = g_error_new(GB_ERROR, GB_ERROR_FAILED,
+		                    "interrupted (cancelling took longer than %g s)",
+		                    CLI_CANCEL_GRACE_SECONDS);
+	} else {
+		error = g_error_new(GB_ERROR, GB_ERROR_TIMEOUT, "timed out after %g s%s%s",
+		                    guest->deadline_seconds, wait != NULL ? " " : "",
+		                    wait != NULL ? wait : "");
+	}
+	cli_guest_finish(guest, NULL, error);
+	return G_SOURCE_REMOVE;
+}
+
+void cli_guest_set_deadline(CliGuest *guest, double seconds)
+{
+	/* after Ctrl-C the grace period is the deadline: a poll loop must not extend it */
+	if (cli_guest_is_done(guest) || (guest->cancelling && guest->deadline != NULL))
+		return;
+	if (guest->deadline != NULL) {
+		cli_guest_source_free(guest->deadline);
+		guest->deadline = NULL;
+	}
+	guest->deadline_seconds = seconds;
+	/* ms resolution; at least 1 ms so that a tiny timeout still runs the loop once */
+	guest->deadline = g_timeout_source_new(MAX((guint)(seconds * 1000.0), 1));
+	g_source_set_callback(guest->deadline, cli_guest_deadline_cb, guest, NULL);
+	g_source_attach(guest->deadline, guest->app->context);
+}
+
+void cli_guest_set_progress(CliGuest *guest, double fraction, const char *text)
+{
+	g_free(guest->progress_text);
+	guest->progress = CLAMP(fraction, 0.0, 1.0);
+	guest->progress_text = text != NULL ? cli_escape_terminal(text) : NULL;
+	cli_runner_draw_progress(guest->app, FALSE);
+}
+
+void cli_app_add_guests(CliApp *app)
+{
+	if (app->guests != NULL)
+		return;
+	app->guests = g_ptr_array_new_with_free_func((GDestroyNotify)cli_guest_free);
+	for (guint i = 0; app->targets != NULL && i < app->targets->len; i++)
+		g_ptr_array_add(app->guests,
+		                cli_guest_new(app, g_ptr_array_index(app->targets, i), i));
+}
+
+/* Only on a TTY stderr, and -q means no chatter at all. */
+static gboolean cli_runner_shows_progress(CliApp *app)
+{
+	return app->stderr_is_tty && !app->opts.quiet && app->guests != NULL;
+}
+
+static void cli_runner_draw_progress(CliApp *app, gboolean final)
+{
+	g_autoptr(GString) line = NULL;
+	const CliGuest *latest = NULL;
+	const CliGuest *slowest = NULL;
+	guint n_failed = 0;
+	gint64 now = g_get_monotonic_time();
+
+	if (!cli_runner_shows_progress(app))
+		return;
+	if (final) {
+		if (app->progress_visible)
+			fputs("\r\033[K", stderr);
+		app->progress_visible = FALSE;
+		return;
+	}
+	if (now - app->progress_drawn_us < CLI_RUNNER_PROGRESS_INTERVAL_MS * 1000)
+		return;
+	app->progress_drawn_us = now;
+	line = g_string_new(NULL);
+	for (guint i = 0; i < app->guests->len; i++) {
+		const CliGuest *guest = g_ptr_array_index(app->guests, i);
+		if (guest->status == CLI_GUEST_ERROR || guest->status == CLI_GUEST_TIMEOUT)
+			n_failed++;
+		if (guest->status != CLI_GUEST_RUNNING)
+			continue;
+		if (guest->progress_text != NULL)
+			latest = guest;
+		if (slowest == NULL || guest->started_us < slowest->started_us)
+			slowest = guest;
+	}
+	g_string_append_printf(line, "\r\033[K%u/%u done, %u failed, %u running", app->n_done,
+	                       app->guests->len, n_failed, app->n_running);
+	/* the guest everyone is waiting for, when one is dragging on */
+	if (slowest != NULL && now - slowest->started_us >= G_USEC_PER_SEC) {
+		g_autofree char *name = cli_escape_terminal(slowest->target->name);
+		g_string_append_printf(line, "; slowest %s (%.0f s)", name,
+		                       (now - slowest->started_us) / (double)G_USEC_PER_SEC);
+	}
+	if (latest != NULL) {
+		g_autofree char *name = cli_escape_terminal(latest->target->name);
+		g_string_append_printf(line, "; %s: %s (%.0f%%)", name, latest->progress_text,
+		                       latest->progress * 100.0);
+	}
+	fputs(line->str, stderr);
+	fflush(stderr);
+	app->progress_visible = TRUE;
+}
+
+static gboolean cli_runner_progress_cb(gpointer user_data)
+{
+	cli_runner_draw_progress(user_data, FALSE);
+	return G_SOURCE_CONTINUE;
+}
+
+static void cli_runner_open_cb(CliSession *session, const GError *error, gpointer user_data)
+{
+	CliGuest *guest = user_data;
+
+	if (error != NULL) {
+		cli_guest_finish(guest, NULL, error);
+		return;
+	}
+	guest->app->command->start(guest, session);
+}
+
+/* A qga: guest runs each call as a process: show how long; a benchmark re-arms --timeout. */
+static void cli_runner_session_wait_cb(CliSession *session, const char *execute, double elapsed,
+                                       gboolean keepalive, gpointer user_data)
+{
+	CliGuest *guest = user_data;
+	g_autofree char *text = g_strdup_printf("%s via qemu-ga, %.0f s", execute, elapsed);
+
+	if (keepalive)
+		cli_guest_set_deadline(guest, guest->app->opts.timeout);
+	cli_guest_set_progress(guest, guest->progress, text);
+}
+
+static void cli_runner_start_guest(CliApp *app, CliGuest *guest)
+{
+	guest->status = CLI_GUEST_RUNNING;
+	guest->started_us = g_get_monotonic_time();
+	app->n_running++;
+	/* one deadline for connect + sync + reply */
+	cli_guest_set_deadline(guest, app->opts.timeout);
+	/* e.g. a libvirt domain without the channel: its own error, nothing to connect to */
+	if (guest->target->error != NULL) {
+		g_autoptr(GError) error =
+		    g_error_new_literal(GB_ERROR, GB_ERROR_FAILED, guest->target->error);
+		cli_guest_finish(guest, NULL, error);
+		return;
+	}
+	guest->session = cli_session_open(guest->target, app->context, CLI_MAX_REPLY_SIZE,
+	                                  cli_runner_open_cb, guest);
+	cli_session_set_wait_func(guest->session, cli_runner_session_wait_cb, guest);
+}
+
+static void cli_runner_start_more(CliApp *app)
+{
+	while (app->n_running < app->opts.jobs && app->n_started < app->guests->len &&
+	       !g_cancellable_is_cancelled(app->cancellable)) {
+		CliGuest *guest = g_ptr_array_index(app->guests, app->n_started++);
+		if (guest->status == CLI_GUEST_PENDING)
+			cli_runner_start_guest(app, guest);
+	}
+}
+
+static void cli_runner_interrupt(CliApp *app, int signum)
+{
+	gboolean force = app->signal_received != 0;
+	const char *signame = signum == SIGINT ? "SIGINT" : "SIGTERM";
+
+	if (app->signal_received == 0)
+		app->signal_received = signum;
+	g_cancellable_cancel(app->cancellable);
+	for (guint i = 0; i < app->guests->len; i++) {
+		CliGuest *guest = g_ptr_array_index(app->guests, i);
+		g_autoptr(GError) error = NULL;
+
+		if (guest->status == CLI_GUEST_PENDING) {
+			error = g_error_new(GB_ERROR, GB_ERROR_FAILED,
+			                    "not started (interrupted by %s)", signame);
+			cli_guest_finish(guest, NULL, error);
+			continue;
+		}
+		if (guest->status != CLI_GUEST_RUNNING)
+			continue;
+		/* the first signal lets a job be cancelled in the guest; a second one does not wait
+		 */
+		if (!force && !guest->cancelling && app->command->cancel != NULL &&
+		    guest->session != NULL && cli_session_is_open(guest->session)) {
+			cli_guest_set_deadline(guest, CLI_CANCEL_GRACE_SECONDS);
+			guest->cancelling = TRUE;
+			app->command->cancel(guest, guest->session);
+			continue;
+		}
+		error = g_error_new(GB_ERROR, GB_ERROR_FAILED, "interrupted by %s", signame);
+		cli_guest_finish(guest, NULL, error);
+	}
+}
+
+/* --deadline: whatever is not done by then ends now; what is done keeps its result. */
+static gboolean cli_runner_deadline_cb(gpointer user_data)
+{
+	CliApp *app = user_data;
+
+	for (guint i = 0; i < app->guests->len; i++) {
+		CliGuest *guest = g_ptr_array_index(app->guests, i);
+		g_autoptr(GError) error = NULL;
+
+		if (guest->status == CLI_GUEST_PENDING) {
+			error = g_error_new_literal(GB_ERROR, GB_ERROR_FAILED,
+			                            "not started (deadline)");
+		} else if (guest->status == CLI_GUEST_RUNNING) {
+			error = g_error_new(GB_ERROR, GB_ERROR_TIMEOUT,
+			                    "timed out: overall deadline of %g s reached",
+			                    app->opts.deadline);
+		} else {
+			continue;
+		}
+		cli_guest_finish(guest, NULL, error);
+	}
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean cli_runner_sigint_cb(gpointer user_data)
+{
+	cli_runner_interrupt(user_data, SIGINT);
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean cli_runner_sigterm_cb(gpointer user_data)
+{
+	cli_runner_interrupt(user_data, SIGTERM);
+	return G_SOURCE_CONTINUE;
+}
+
+static GSource *cli_runner_attach(CliApp *app, GSource *source, GSourceFunc func)
+{
+	g_source_set_callback(source, func, app, NULL);
+	g_source_attach(source, app->context);
+	return source;
+}
+
+/* -j 1000 needs 1000 sockets: lift the soft fd limit towards the hard one if it is lower. */
+static void cli_runner_raise_fd_limit(CliApp *app)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)MIN(app->opts.jobs, app->guests->len) + 64;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? want : MIN(want, rl.rlim_max);
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		g_debug("cannot raise the open file limit: %s", g_strerror(errno));
+}
+
+void cli_runner_run(CliApp *app)
+{
+	g_autoptr(GPtrArray) sources = g_ptr_array_new_with_free_func(cli_guest_source_free);
+
+	cli_app_add_guests(app);
+	cli_runner_raise_fd_limit(app);
+	g_ptr_array_add(sources, cli_runner_attach(app, g_unix_signal_source_new(SIGINT),
+	                                           cli_runner_sigint_cb));
+	g_ptr_array_add(sources, cli_runner_attach(app, g_unix_signal_source_new(SIGTERM),
+	                                           cli_runner_sigterm_cb));
+	if (app->opts.deadline > 0) {
+		g_ptr_array_add(
+		    sources,
+		    cli_runner_attach(
+		        app, g_timeout_source_new(MAX((guint)(app->opts.deadline * 1000.0), 1)),
+		        cli_runner_deadline_cb));
+	}
+	if (cli_runner_shows_progress(app)) {
+		g_ptr_array_add(
+		    sources,
+		    cli_runner_attach(app, g_timeout_source_new(CLI_RUNNER_PROGRESS_INTERVAL_MS),
+		                      cli_runner_progress_cb));
+	}
+	while (app->n_done < app->guests->len) {
+		cli_runner_start_more(app);
+		if (app->n_done >= app->guests->len)
+			break;
+		g_main_context_iteration(app->context, TRUE);
+	}
+	cli_runner_draw_progress(app, TRUE);
+}

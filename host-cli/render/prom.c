@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <math.h>
+
+#include "fleet/app.h"
+#include "render/prom.h"
+
+char *cli_prom_escape_label(const char *value)
+{
+	g_autofree char *valid = g_utf8_make_valid(value != NULL ? value : "", -1);
+	GString *out = g_string_sized_new(strlen(valid) + 2);
+
+	for (const char *p = valid; *p != '\0'; p++) {
+		if (*p == '\\')
+			g_string_append(out, "\\\\");
+		else if (*p == '"')
+			g_string_append(out, "\\\"");
+		else if (*p == '\n')
+			g_string_append(out, "\\n");
+		else
+			g_string_append_c(out, *p);
+	}
+	return g_string_free(out, FALSE);
+}
+
+static gboolean cli_prom_is_name(const char *name, gboolean colon)
+{
+	if (name == NULL || name[0] == '\0' || g_ascii_isdigit(name[0]))
+		return FALSE;
+	for (const char *p = name; *p != '\0'; p++) {
+		if (!g_ascii_isalnum(*p) && *p != '_' && !(colon && *p == ':'))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean cli_prom_is_metric_name(const char *name)
+{
+	return cli_prom_is_name(name, TRUE);
+}
+
+gboolean cli_prom_is_label_name(const char *name)
+{
+	return cli_prom_is_name(name, FALSE) && !g_str_has_prefix(name, "__");
+}
+
+void cli_prom_family(GString *out, const char *name, const char *type, const char *help)
+{
+	g_string_append_printf(out, "# HELP %s ", name);
+	/* HELP text escapes only backslash and newline (quotes stay as they are) */
+	for (const char *p = help; p != NULL && *p != '\0'; p++) {
+		if (*p == '\\')
+			g_string_append(out, "\\\\");
+		else if (*p == '\n')
+			g_string_append(out, "\\n");
+		else
+			g_string_append_c(out, *p);
+	}
+	g_string_append_printf(out, "\n# TYPE %s %s\n", name, type);
+}
+
+static void cli_prom_append_value(GString *out, double value)
+{
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+	if (isnan(value))
+		g_string_append(out, "NaN");
+	else if (isinf(value))
+		g_string_append(out, value > 0 ? "+Inf" : "-Inf");
+	else
+		g_string_append(out, g_ascii_dtostr(buf, sizeof(buf), value));
+}
+
+void cli_prom_samplev(GString *out, const char *name, const char *const *labels, double value)
+{
+	g_string_append(out, name);
+	if (labels != NULL && labels[0] != NULL) {
+		g_string_append_c(out, '{');
+		for (guint i = 0; labels[i] != NULL; i += 2) {
+			g_autofree char *esc = cli_prom_escape_label(labels[i + 1]);
+			g_string_append_printf(out, "%s%s=\"%s\"", i > 0 ? "," : "", labels[i],
+			                       esc);
+		}
+		g_string_append_c(out, '}');
+	}
+	g_string_append_c(out, ' ');
+	cli_prom_append_value(out, value);
+	g_string_append_c(out, '\n');
+}
+
+void cli_prom_sample(GString *out, const char *name, double value, ...)
+{
+	g_autoptr(GPtrArray) labels = g_ptr_array_new();
+	va_list ap;
+
+	/* pairs: a NULL label name ends the list, a NULL value is an empty one */
+	va_start(ap, value);
+	for (const char *key = va_arg(ap, const char *); key != NULL;
+	     key = va_arg(ap, const char *)) {
+		const char *val = va_arg(ap, const char *);
+		g_ptr_array_add(labels, (gpointer)key);
+		g_ptr_array_add(labels, (gpointer)(val != NULL ? val : ""));
+	}
+	va_end(ap);
+	g_ptr_array_add(labels, NULL);
+	cli_prom_samplev(out, name, (const char *const *)labels->pdata, value);
+}
+
+void cli_prom_append_up(GString *out, CliApp *app)
+{
+	cli_prom_family(out, "guestbench_up", "gauge",
+	                "Whether the guest's agent answered (1) or not (0: error or timeout).");
+	for (guint i = 0; app->guests != NULL && i < app->guests->len; i++) {
+		CliGuest *guest = g_ptr_array_index(app->guests, i);
+		cli_prom_sample(out, "guestbench_up", guest->status == CLI_GUEST_OK ? 1.0 : 0.0,
+		                "guest", guest->target->name, "target", guest->target->text, NULL);
+	}
+}

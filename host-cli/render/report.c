@@ -1,0 +1,835 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <math.h>
+
+#include "guestbench-protocol.h"
+
+#include "analysis/facts-view.h"
+#include "render/report.h"
+
+/* Okabe-Ito: tell apart for colour-blind readers, and in greyscale print */
+static const char *const cli_report_palette[] = {
+	"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#999933", "#000000",
+};
+
+#define CLI_REPORT_PLOT_HEIGHT 260.0
+#define CLI_REPORT_MARGIN_LEFT 92.0
+#define CLI_REPORT_MARGIN_TOP 36.0
+#define CLI_REPORT_MARGIN_RIGHT 16.0
+/* values spanning this factor or more get a log axis */
+#define CLI_REPORT_LOG_SPAN 100.0
+
+static const char cli_report_css[] =
+    "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;"
+    "margin:2em auto;max-width:1100px;padding:0 1em;color:#222;background:#fff;line-height:1.4}"
+    "h1{font-size:1.6em;margin-bottom:.2em}"
+    "h2{font-size:1.2em;margin:1.6em 0 .4em;border-bottom:1px solid #ddd;padding-bottom:.2em}"
+    "h2 .unit{font-weight:normal;color:#666;font-size:.85em}"
+    ".meta{color:#666;margin-top:0}"
+    "table{border-collapse:collapse;margin:.6em 0;font-size:.9em}"
+    "th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}"
+    "th{background:#f4f6f8}"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    "td.missing{color:#999;text-align:center}"
+    "td.ns{color:#888}"
+    "td.up{color:#11602a}td.down{color:#a01818}"
+    "td.diff{background:#fff4d6}"
+    ".warn{background:#fff4d6;border-left:4px solid #e0a800;padding:.5em 1em;margin:1em 0}"
+    ".err{background:#fde8e8;border-left:4px solid #c62828;padding:.5em 1em;margin:1em 0}"
+    "ul.summary li{margin:.2em 0}"
+    "figure{margin:.5em 0;overflow-x:auto}"
+    "svg{max-width:100%;height:auto;font-family:inherit}"
+    "svg .axis{stroke:#444;stroke-width:1}"
+    "svg .grid{stroke:#e4e4e4;stroke-width:1}"
+    "svg .tick{font-size:11px;fill:#444}"
+    "svg .glabel{font-size:11px;fill:#222}"
+    "svg .atitle{font-size:12px;fill:#222}"
+    "svg .legend{font-size:12px;fill:#222}"
+    "svg .missing{font-size:12px;fill:#999}"
+    "svg .errbar{stroke:#222;stroke-width:1}"
+    ".swatch{display:inline-block;width:.8em;height:.8em;margin-right:.3em;"
+    "vertical-align:baseline}"
+    ".legendnote{color:#666;font-size:.85em}"
+    "@media print{body{margin:0;max-width:none;font-size:10pt}"
+    "section.metric,figure,table{page-break-inside:avoid;break-inside:avoid}"
+    "td.diff,th,.warn,.err{-webkit-print-color-adjust:exact;print-color-adjust:exact}"
+    "h2{page-break-after:avoid;break-after:avoid}}";
+
+static void cli_report_escape(GString *out, const char *text)
+{
+	g_autofree char *escaped = g_markup_escape_text(text != NULL ? text : "", -1);
+	g_string_append(out, escaped);
+}
+
+static void cli_report_escape_printf(GString *out, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static void cli_report_escape_printf(GString *out, const char *format, ...)
+{
+	va_list args;
+	g_autofree char *text = NULL;
+
+	va_start(args, format);
+	text = g_strdup_vprintf(format, args);
+	va_end(args);
+	cli_report_escape(out, text);
+}
+
+static const char *cli_report_color(guint column)
+{
+	return cli_report_palette[column % G_N_ELEMENTS(cli_report_palette)];
+}
+
+/* ---- chart --------------------------------------------------------------------------- */
+
+typedef struct {
+	gboolean log;
+	double lo; /* linear: value; log: log10(value) */
+	double hi;
+} CliReportScale;
+
+static double cli_report_nice_step(double range, guint ticks)
+{
+	double raw = range / ticks;
+	double mag = pow(10, floor(log10(raw)));
+	double f = raw / mag;
+
+	if (f <= 1)
+		return mag;
+	if (f <= 2)
+		return 2 * mag;
+	if (f <= 5)
+		return 5 * mag;
+	return 10 * mag;
+}
+
+static CliReportScale cli_report_scale(CliComparison *cmp, guint first, guint end)
+{
+	CliReportScale scale = { FALSE, 0, 1 };
+	double vmin = INFINITY, vmax = -INFINITY;
+	gboolean all_positive = TRUE;
+	gboolean any = FALSE;
+
+	for (guint r = first; r < end; r++) {
+		CliCompareRow *row = g_ptr_array_index(cmp->rows, r);
+		for (guint c = 0; c < cmp->columns->len; c++) {
+			const CliCompareCell *cell = &row->cells[c];
+			if (!cell->present)
+				continue;
+			any = TRUE;
+			vmin = MIN(vmin, cell->value);
+			vmax = MAX(vmax, cell->value + (cell->n_runs > 1 ? cell->stddev : 0));
+			if (!(cell->value > 0))
+				all_positive = FALSE;
+		}
+	}
+	if (!any)
+		return scale;
+	if (all_positive && vmax / vmin >= CLI_REPORT_LOG_SPAN) {
+		scale.log = TRUE;
+		scale.lo = floor(log10(vmin));
+		scale.hi = ceil(log10(vmax));
+		if (scale.hi <= scale.lo)
+			scale.hi = scale.lo + 1;
+		return scale;
+	}
+	{
+		double lo = MIN(0, vmin), hi = MAX(0, vmax);
+		double step;
+		if (hi == lo)
+			hi = lo + 1;
+		step = cli_report_nice_step(hi - lo, 5);
+		scale.lo = floor(lo / step) * step;
+		scale.hi = ceil(hi / step) * step;
+	}
+	return scale;
+}
+
+/* Pixels above the baseline of the plot's bottom edge for value v. */
+static double cli_report_y(const CliReportScale *scale, double v)
+{
+	double t;
+
+	if (scale->log)
+		t = v > 0 ? (log10(v) - scale->lo) / (scale->hi - scale->lo) : 0;
+	else
+		t = (v - scale->lo) / (scale->hi - scale->lo);
+	t = CLAMP(t, 0, 1);
+	return CLI_REPORT_MARGIN_TOP + CLI_REPORT_PLOT_HEIGHT * (1 - t);
+}
+
+void cli_report_append_chart(GString *out, CliComparison *cmp, guint first, guint end)
+{
+	CliCompareRow *head = g_ptr_array_index(cmp->rows, first);
+	guint n_groups = end - first;
+	guint n_series = cmp->columns->len;
+	double bar_w = n_groups * n_series <= 12 ? 30 : n_groups * n_series <= 24 ? 22 : 12;
+	double group_gap = 24;
+	double group_w = n_series * bar_w + group_gap;
+	double plot_w = MAX(420, n_groups * group_w);
+	gboolean rotate = FALSE;
+	double bottom;
+	double width = CLI_REPORT_MARGIN_LEFT + plot_w + CLI_REPORT_MARGIN_RIGHT;
+	double height;
+	double base_y = CLI_REPORT_MARGIN_TOP + CLI_REPORT_PLOT_HEIGHT;
+	double x0 = CLI_REPORT_MARGIN_LEFT + (plot_w - n_groups * group_w) / 2;
+	CliReportScale scale;
+	double zero_y;
+	double legend_x = CLI_REPORT_MARGIN_LEFT;
+
+	/* slanted group labels when one would not fit under its bars (about 6.5 px a char) */
+	for (guint g = 0; g < n_groups; g++) {
+		CliCompareRow *row = g_ptr_array_index(cmp->rows, first + g);
+		if (6.5 * g_utf8_strlen(row->labels_text, -1) > plot_w / n_groups)
+			rotate = TRUE;
+	}
+	scale = cli_report_scale(cmp, first, end);
+	zero_y = cli_report_y(&scale, scale.log ? pow(10, scale.lo) : MAX(0, scale.lo));
+	bottom = rotate ? 100 : 44;
+	height = CLI_REPORT_MARGIN_TOP + CLI_REPORT_PLOT_HEIGHT + bottom;
+
+	g_string_append_printf(out,
+	                       "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
+	                       "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">",
+	                       width, height, width, height);
+	g_string_append(out, "<title>");
+	cli_report_escape_printf(out, "%s (%s) by %s", head->metric, head->unit,
+	                         cmp->by == CLI_COMPARE_BY_GUEST ? "guest" : "run");
+	g_string_append(out, "</title>");
+
+	/* legend along the top */
+	for (guint c = 0; c < n_series; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		g_string_append_printf(out,
+		                       "<rect x=\"%.1f\" y=\"8\" width=\"12\" height=\"12\" "
+		                       "fill=\"%s\"/><text class=\"legend\" x=\"%.1f\" y=\"18\">",
+		                       legend_x, cli_report_color(c), legend_x + 16);
+		cli_report_escape(out, col->label);
+		g_string_append(out, "</text>");
+		/* a rough advance: about 7 px per character of the label */
+		legend_x += 16 + 7.0 * MIN(g_utf8_strlen(col->label, -1), 40) + 18;
+	}
+
+	/* grid and ticks */
+	if (scale.log) {
+		for (double e = scale.lo; e <= scale.hi + 1e-9; e += 1) {
+			double y = cli_report_y(&scale, pow(10, e));
+			g_autofree char *label = cli_compare_format_value(pow(10, e), head->unit);
+			g_string_append_printf(out,
+			                       "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" "
+			                       "y1=\"%.1f\" y2=\"%.1f\"/>",
+			                       CLI_REPORT_MARGIN_LEFT,
+			                       CLI_REPORT_MARGIN_LEFT + plot_w, y, y);
+			g_string_append_printf(out,
+			                       "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+			                       "text-anchor=\"end\">",
+			                       CLI_REPORT_MARGIN_LEFT - 6, y + 4);
+			cli_report_escape(out, label);
+			g_string_append(out, "</text>");
+		}
+	} else {
+		double step = cli_report_nice_step(scale.hi - scale.lo, 5);
+		for (double v = scale.lo; v <= scale.hi + step * 1e-6; v += step) {
+			double y = cli_report_y(&scale, v);
+			g_autofree char *label = cli_compare_format_value(v, head->unit);
+			g_string_append_printf(out,
+			                       "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" "
+			                       "y1=\"%.1f\" y2=\"%.1f\"/>",
+			                       CLI_REPORT_MARGIN_LEFT,
+			                       CLI_REPORT_MARGIN_LEFT + plot_w, y, y);
+			g_string_append_printf(out,
+			                       "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+			                       "text-anchor=\"end\">",
+			                       CLI_REPORT_MARGIN_LEFT - 6, y + 4);
+			cli_report_escape(out, label);
+			g_string_append(out, "</text>");
+		}
+	}
+	g_string_append_printf(out,
+	                       "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
+	                       "y2=\"%.1f\"/>",
+	                       CLI_REPORT_MARGIN_LEFT, CLI_REPORT_MARGIN_LEFT,
+	                       CLI_REPORT_MARGIN_TOP, base_y);
+	/* y axis title, rotated */
+	g_string_append_printf(out,
+	                       "<text class=\"atitle\" transform=\"translate(14 %.1f) "
+	                       "rotate(-90)\" text-anchor=\"middle\">",
+	                       CLI_REPORT_MARGIN_TOP + CLI_REPORT_PLOT_HEIGHT / 2);
+	cli_report_escape_printf(out, "%s%s%s", head->unit, scale.log ? " (log scale)" : "",
+	                         head->lower_is_better ? ", lower is better" : "");
+	g_string_append(out, "</text>");
+
+	for (guint g = 0; g < n_groups; g++) {
+		CliCompareRow *row = g_ptr_array_index(cmp->rows, first + g);
+		double gx = x0 + g * group_w + group_gap / 2;
+		double cx = gx + n_series * bar_w / 2;
+
+		for (guint c = 0; c < n_series; c++) {
+			const CliCompareCell *cell = &row->cells[c];
+			CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+			double x = gx + c * bar_w;
+			double y, top, bottom_y;
+			g_autofree char *value = NULL;
+
+			if (!cell->present) {
+				g_string_append_printf(
+				    out,
+				    "<text class=\"missing\" x=\"%.1f\" y=\"%.1f\" "
+				    "text-anchor=\"middle\">—</text>",
+				    x + bar_w / 2, base_y - 4);
+				continue;
+			}
+			y = cli_report_y(&scale, cell->value);
+			top = MIN(y, zero_y);
+			bottom_y = MAX(y, zero_y);
+			value = cli_compare_format_value(cell->value, row->unit);
+			g_string_append_printf(out,
+			                       "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" "
+			                       "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
+			                       x + 1, top, bar_w - 2, MAX(bottom_y - top, 0.5),
+			                       cli_report_color(c));
+			cli_report_escape_printf(out, "%s, %s: %s", col->label, row->labels_text,
+			                         value);
+			if (cell->n_runs > 1) {
+				g_autofree char *sd =
+				    cli_compare_format_value(cell->stddev, row->unit);
+				cli_report_escape_printf(out, " ± %s over %u runs", sd,
+				                         cell->n_runs);
+			}
+			g_string_append(out, "</title></rect>");
+			/* ± 1 stddev whisker where there were runs */
+			if (cell->n_runs > 1 && cell->stddev > 0) {
+				double y1 = cli_report_y(&scale, cell->value - cell->stddev);
+				double y2 = cli_report_y(&scale, cell->value + cell->stddev);
+				g_string_append_printf(
+				    out,
+				    "<line class=\"errbar\" x1=\"%.1f\" x2=\"%.1f\" "
+				    "y1=\"%.1f\" y2=\"%.1f\"/>",
+				    x + bar_w / 2, x + bar_w / 2, y1, y2);
+			}
+		}
+		if (rotate) {
+			g_string_append_printf(out,
+			                       "<text class=\"glabel\" text-anchor=\"end\" "
+			                       "transform=\"translate(%.1f %.1f) rotate(-40)\">",
+			                       cx, base_y + 14);
+		} else {
+			g_string_append_printf(out,
+			                       "<text class=\"glabel\" x=\"%.1f\" y=\"%.1f\" "
+			                       "text-anchor=\"middle\">",
+			                       cx, base_y + 16);
+		}
+		cli_report_escape(out,
+		                  row->labels_text[0] != '\0' ? row->labels_text : row->metric);
+		g_string_append(out, "</text>");
+	}
+	g_string_append_printf(out,
+	                       "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
+	                       "y2=\"%.1f\"/>",
+	                       CLI_REPORT_MARGIN_LEFT, CLI_REPORT_MARGIN_LEFT + plot_w, zero_y,
+	                       zero_y);
+	g_string_append(out, "</svg></figure>\n");
+}
+
+/* ---- tables -------------------------------------------------------------------------- */
+
+static void cli_report_append_table(GString *out, CliComparison *cmp, guint first, guint end)
+{
+	guint n = cmp->columns->len;
+	CliCompareColumn *base = g_ptr_array_index(cmp->columns, 0);
+
+	g_string_append(out, "<table class=\"cmp\"><thead><tr><th>labels</th>");
+	for (guint c = 0; c < n; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		g_string_append_printf(out,
+		                       "<th><span class=\"swatch\" style=\"background:%s\">"
+		                       "</span>",
+		                       cli_report_color(c));
+		cli_report_escape(out, col->label);
+		g_string_append(out, "</th>");
+	}
+	for (guint c = 1; c < n; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		g_string_append(out, "<th>");
+		cli_report_escape_printf(out, "%s / %s", col->label, base->label);
+		g_string_append(out, "</th><th>change</th>");
+	}
+	g_string_append(out, "</tr></thead><tbody>");
+	for (guint r = first; r < end; r++) {
+		CliCompareRow *row = g_ptr_array_index(cmp->rows, r);
+
+		g_string_append(out, "<tr><td>");
+		cli_report_escape(out, row->labels_text[0] != '\0' ? row->labels_text : "-");
+		g_string_append(out, "</td>");
+		for (guint c = 0; c < n; c++) {
+			const CliCompareCell *cell = &row->cells[c];
+			g_autofree char *v = NULL;
+			if (!cell->present) {
+				g_string_append(out, "<td class=\"missing\" title=\"");
+				cli_report_escape(out, cell->unavailable != NULL ? cell->unavailable
+				                                                 : "not measured");
+				g_string_append(out, "\">—</td>");
+				continue;
+			}
+			v = cli_compare_format_value(cell->value, row->unit);
+			g_string_append(out, "<td class=\"num\">");
+			cli_report_escape(out, v);
+			if (cell->n_runs > 1) {
+				g_autofree char *sd =
+				    cli_compare_format_value(cell->stddev, row->unit);
+				cli_report_escape_printf(out, " ± %s", sd);
+			}
+			g_string_append(out, "</td>");
+		}
+		for (guint c = 1; c < n; c++) {
+			g_autofree char *ratio = cli_compare_format_ratio(row->ratios[c]);
+			g_autofree char *change = cli_compare_format_change(row->ratios[c]);
+			const char *cls = "num";
+			double perf = row->lower_is_better ? 1 / row->ratios[c] : row->ratios[c];
+
+			if (isnan(row->ratios[c]))
+				cls = "missing";
+			else if (row->significance[c] == CLI_SIGNIFICANCE_NO)
+				cls = "num ns";
+			else if (perf > 1.0)
+				cls = "num up";
+			else if (perf < 1.0)
+				cls = "num down";
+			g_string_append_printf(out, "<td class=\"%s\">", cls);
+			cli_report_escape(out, ratio);
+			g_string_append_printf(out, "</td><td class=\"%s\">", cls);
+			cli_report_escape(out, change);
+			if (row->significance[c] == CLI_SIGNIFICANCE_NO)
+				g_string_append(out, " (n.s.)");
+			g_string_append(out, "</td>");
+		}
+		g_string_append(out, "</tr>");
+	}
+	g_string_append(out, "</tbody></table>\n");
+}
+
+/* ---- facts --------------------------------------------------------------------------- */
+
+typedef char *(*CliReportFactFunc)(JsonObject *facts, JsonObject *params);
+
+static char *cli_report_fact_string(JsonObject *facts, const char *section, const char *member)
+{
+	JsonObject *obj = NULL;
+	const char *value = NULL;
+
+	if (!gb_json_get_object(facts, section, GB_JSON_OPTIONAL, &obj, NULL) || obj == NULL ||
+	    !gb_json_get_string(obj, member, GB_JSON_OPTIONAL, &value, NULL) || value == NULL)
+		return NULL;
+	return g_strdup(value);
+}
+
+static char *cli_report_fact_cpu_model(JsonObject *facts, JsonObject *params)
+{
+	return cli_report_fact_string(facts, "cpu", "model_name");
+}
+
+static char *cli_report_fact_hypervisor(JsonObject *facts, JsonObject *params)
+{
+	JsonObject *cpu = NULL;
+	JsonObject *hv = NULL;
+	const char *vendor = NULL;
+	gboolean present = FALSE;
+
+	if (!gb_json_get_object(facts, "cpu", GB_JSON_OPTIONAL, &cpu, NULL) || cpu == NULL ||
+	    !gb_json_get_object(cpu, "hypervisor", GB_JSON_OPTIONAL, &hv, NULL) || hv == NULL)
+		return NULL;
+	if (!gb_json_get_bool(hv, "present", GB_JSON_REQUIRED, &present, NULL))
+		return NULL;
+	if (!present)
+		return g_strdup("none");
+	if (!gb_json_get_string(hv, "vendor", GB_JSON_OPTIONAL, &vendor, NULL) || vendor == NULL)
+		return g_strdup("present");
+	return g_strdup(vendor);
+}
+
+static char *cli_report_fact_count(JsonObject *facts, JsonObject *params)
+{
+	JsonObject *cpu = NULL;
+	gint64 count = 0;
+
+	if (!gb_json_get_object(facts, "cpu", GB_JSON_OPTIONAL, &cpu, NULL) || cpu == NULL ||
+	    !gb_json_get_int(cpu, "count", GB_JSON_REQUIRED, 0, G_MAXINT32, &count, NULL))
+		return NULL;
+	return g_strdup_printf("%" G_GINT64_FORMAT, count);
+}
+
+/* "aes yes, pclmulqdq yes, avx2 no, vaes no": the flags that decide crypto speed. */
+static char *cli_report_fact_flags(JsonObject *facts, JsonObject *params)
+{
+	static const char *const wanted[] = { "aes", "pclmulqdq", "avx2", "vaes", "sha_ni", NULL };
+	JsonObject *cpu = NULL;
+	g_auto(GStrv) flags = NULL;
+	g_autoptr(GString) str = g_string_new(NULL);
+
+	if (!gb_json_get_object(facts, "cpu", GB_JSON_OPTIONAL, &cpu, NULL) || cpu == NULL ||
+	    !gb_json_get_strv(cpu, "flags", GB_JSON_REQUIRED, &flags, NULL))
+		return NULL;
+	for (guint i = 0; wanted[i] != NULL; i++) {
+		g_string_append_printf(
+		    str, "%s%s %s", i > 0 ? ", " : "", wanted[i],
+		    g_strv_contains((const char *const *)flags, wanted[i]) ? "yes" : "no");
+	}
+	return g_string_free(g_steal_pointer(&str), FALSE);
+}
+
+static char *cli_report_fact_memory(JsonObject *facts, JsonObject *params)
+{
+	JsonObject *mem = NULL;
+	JsonObject *huge = NULL;
+	const char *thp = NULL;
+	gint64 total = -1, huge_total = -1;
+	g_autoptr(GString) str = g_string_new(NULL);
+
+	if (!gb_json_get_object(facts, "memory", GB_JSON_OPTIONAL, &mem, NULL) || mem == NULL)
+		return NULL;
+	if (gb_json_get_int(mem, "total_bytes", GB_JSON_REQUIRED, 0, G_MAXINT64, &total, NULL)) {
+		g_autofree char *bytes = cli_format_bytes(total);
+		g_string_append(str, bytes);
+	}
+	if (gb_json_get_object(mem, "hugepages", GB_JSON_OPTIONAL, &huge, NULL) && huge != NULL &&
+	    gb_json_get_int(huge, "total", GB_JSON_REQUIRED, 0, G_MAXINT64, &huge_total, NULL))
+		g_string_append_printf(str, "%shugepages %" G_GINT64_FORMAT,
+		                       str->len > 0 ? ", " : "", huge_total);
+	if (gb_json_get_string(mem, "thp", GB_JSON_OPTIONAL, &thp, NULL) && thp != NULL)
+		g_string_append_printf(str, "%sTHP %s", str->len > 0 ? ", " : "", thp);
+	if (str->len == 0)
+		return NULL;
+	return g_string_free(g_steal_pointer(&str), FALSE);
+}
+
+/* One line per element of an array section, from a per-element formatter. */
+static char *cli_report_fact_list(JsonObject *facts, const char *section,
+                                  char *(*item)(JsonObject *obj))
+{
+	JsonArray *arr = NULL;
+	g_autoptr(GString) str = g_string_new(NULL);
+
+	if (!gb_json_get_array(facts, section, GB_JSON_OPTIONAL, &arr, NULL) || arr == NULL)
+		return NULL;
+	for (guint i = 0; i < json_array_get_length(arr); i++) {
+		JsonObject *obj = NULL;
+		g_autofree char *text = NULL;
+		if (!gb_json_node_get_object(json_array_get_element(arr, i), section, &obj, NULL))
+			continue;
+		text = item(obj);
+		if (text == NULL)
+			continue;
+		g_string_append_printf(str, "%s%s", str->len > 0 ? "\n" : "", text);
+	}
+	if (str->len == 0)
+		return NULL;
+	return g_string_free(g_steal_pointer(&str), FALSE);
+}
+
+static const char *cli_report_str_or(JsonObject *obj, const char *member, const char *fallback)
+{
+	const char *value = NULL;
+
+	if (!gb_json_get_string(obj, member, GB_JSON_OPTIONAL, &value, NULL) || value == NULL)
+		return fallback;
+	return value;
+}
+
+static char *cli_report_block_item(JsonObject *disk)
+{
+	/* cdroms and loops say nothing about disk speed */
+	gboolean cdrom = FALSE;
+
+	if (gb_json_get_bool(disk, "cdrom", GB_JSON_OPTIONAL, &cdrom, NULL) && cdrom)
+		return NULL;
+	return g_strdup_printf("%s: %s (%s), scheduler %s, %s",
+	                       cli_report_str_or(disk, "name", "?"),
+	                       cli_report_str_or(disk, "bus", "unknown bus"),
+	                       cli_report_str_or(disk, "driver", "unknown driver"),
+	                       cli_report_str_or(disk, "scheduler", "unknown"),
+	                       cli_report_str_or(disk, "write_cache", "cache unknown"));
+}
+
+static char *cli_report_net_item(JsonObject *nic)
+{
+	const char *driver = NULL;
+	gint64 rx = 0, tx = 0, mtu = 0;
+
+	/* interfaces without a driver (lo, ifb, bridges) carry no guest traffic of note */
+	if (!gb_json_get_string(nic, "driver", GB_JSON_OPTIONAL, &driver, NULL) || driver == NULL)
+		return NULL;
+	gb_json_get_int(nic, "rx_queues", GB_JSON_OPTIONAL, 0, G_MAXINT32, &rx, NULL);
+	gb_json_get_int(nic, "tx_queues", GB_JSON_OPTIONAL, 0, G_MAXINT32, &tx, NULL);
+	gb_json_get_int(nic, "mtu", GB_JSON_OPTIONAL, 0, G_MAXINT32, &mtu, NULL);
+	return g_strdup_printf("%s: %s, %" G_GINT64_FORMAT "/%" G_GINT64_FORMAT
+	                       " queues, MTU %" G_GINT64_FORMAT,
+	                       cli_report_str_or(nic, "name", "?"), driver, rx, tx, mtu);
+}
+
+static char *cli_report_fact_disks(JsonObject *facts, JsonObject *params)
+{
+	return cli_report_fact_list(facts, "block", cli_report_block_item);
+}
+
+static char *cli_report_fact_nics(JsonObject *facts, JsonObject *params)
+{
+	return cli_report_fact_list(facts, "net", cli_report_net_item);
+}
+
+static char *cli_report_fact_kernel(JsonObject *facts, JsonObject *params)
+{
+	g_autofree char *pretty = cli_report_fact_string(facts, "os", "pretty_name");
+	g_autofree char *kernel = cli_report_fact_string(facts, "os", "kernel_release");
+
+	if (pretty == NULL && kernel == NULL)
+		return NULL;
+	return g_strdup_printf("%s%s%s", pretty != NULL ? pretty : "",
+	                       pretty != NULL && kernel != NULL ? ", Linux " : "",
+	                       kernel != NULL ? kernel : "");
+}
+
+static char *cli_report_fact_params(JsonObject *facts, JsonObject *params)
+{
+	g_autoptr(GString) str = g_string_new(NULL);
+	g_autoptr(GList) members = NULL;
+
+	if (params == NULL)
+		return NULL;
+	members = json_object_get_members(params);
+	for (GList *l = members; l != NULL; l = l->next) {
+		g_autofree char *value =
+		    gb_json_to_string(json_object_get_member(params, l->data), NULL);
+		g_string_append_printf(str, "%s%s=%s", str->len > 0 ? "\n" : "",
+		                       (const char *)l->data, value);
+	}
+	return g_string_free(g_steal_pointer(&str), FALSE);
+}
+
+static const struct {
+	const char *name;
+	CliReportFactFunc func;
+} cli_report_facts[] = {
+	{ "parameters", cli_report_fact_params },
+	{ "CPU model", cli_report_fact_cpu_model },
+	{ "hypervisor", cli_report_fact_hypervisor },
+	{ "vCPUs", cli_report_fact_count },
+	{ "CPU flags", cli_report_fact_flags },
+	{ "memory", cli_report_fact_memory },
+	{ "disks", cli_report_fact_disks },
+	{ "NICs", cli_report_fact_nics },
+	{ "OS", cli_report_fact_kernel },
+};
+
+/* Multi-line values keep their lines: escaped, then joined with <br/>. */
+static void cli_report_append_lines(GString *out, const char *text)
+{
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+
+	for (guint i = 0; lines[i] != NULL; i++) {
+		if (i > 0)
+			g_string_append(out, "<br/>");
+		cli_report_escape(out, lines[i]);
+	}
+}
+
+static void cli_report_append_facts(GString *out, CliComparison *cmp)
+{
+	guint n = cmp->columns->len;
+
+	g_string_append(out, "<section class=\"facts\"><h2>What each guest saw</h2>"
+	                     "<p class=\"legendnote\">From the facts saved with each result; "
+	                     "cells that differ from the first column are highlighted.</p>"
+	                     "<table><thead><tr><th></th>");
+	for (guint c = 0; c < n; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		g_string_append(out, "<th>");
+		cli_report_escape(out, col->label);
+		g_string_append(out, "</th>");
+	}
+	g_string_append(out, "</tr></thead><tbody>");
+	for (guint f = 0; f < G_N_ELEMENTS(cli_report_facts); f++) {
+		g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func(g_free);
+		gboolean any = FALSE;
+
+		for (guint c = 0; c < n; c++) {
+			CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+			char *v = cli_report_facts[f].func(col->facts, col->params);
+			any = any || v != NULL;
+			g_ptr_array_add(values, v);
+		}
+		if (!any)
+			continue;
+		g_string_append(out, "<tr><th>");
+		cli_report_escape(out, cli_report_facts[f].name);
+		g_string_append(out, "</th>");
+		for (guint c = 0; c < n; c++) {
+			const char *v = g_ptr_array_index(values, c);
+			const char *v0 = g_ptr_array_index(values, 0);
+			gboolean diff = c > 0 && g_strcmp0(v, v0) != 0;
+			g_string_append_printf(out, "<td%s>", diff ? " class=\"diff\"" : "");
+			cli_report_append_lines(out, v != NULL ? v : "unknown");
+			g_string_append(out, "</td>");
+		}
+		g_string_append(out, "</tr>");
+	}
+	g_string_append(out, "</tbody></table></section>\n");
+}
+
+/* ---- the page ------------------------------------------------------------------------ */
+
+static void cli_report_append_sources(GString *out, CliComparison *cmp)
+{
+	g_string_append(out, "<table class=\"sources\"><thead><tr><th>column</th><th>file</th>"
+	                     "<th>guest</th><th>test</th><th>when</th><th>agent</th></tr>"
+	                     "</thead><tbody>");
+	for (guint c = 0; c < cmp->columns->len; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		g_string_append_printf(out,
+		                       "<tr><td><span class=\"swatch\" style=\"background:%s\">"
+		                       "</span>",
+		                       cli_report_color(c));
+		cli_report_escape(out, col->label);
+		g_string_append(out, "</td><td>");
+		cli_report_escape(out, col->source);
+		g_string_append(out, "</td><td>");
+		cli_report_escape(out, col->guest);
+		g_string_append(out, "</td><td>");
+		if (col->error != NULL) {
+			g_string_append(out, "no result: ");
+			cli_report_escape(out, col->error);
+		} else {
+			cli_report_escape(out, col->test);
+		}
+		g_string_append(out, "</td><td>");
+		cli_report_escape(out, col->timestamp != NULL ? col->timestamp : "unknown");
+		g_string_append(out, "</td><td>");
+		cli_report_escape(out, col->agent_version != NULL ? col->agent_version : "unknown");
+		g_string_append(out, "</td></tr>");
+	}
+	g_string_append(out, "</tbody></table>\n");
+}
+
+static void cli_report_append_summary(GString *out, CliComparison *cmp)
+{
+	CliCompareColumn *base = g_ptr_array_index(cmp->columns, 0);
+
+	g_string_append(out, "<ul class=\"summary\">");
+	for (guint p = 0; p < cmp->pairs->len; p++) {
+		CliComparePair *pair = g_ptr_array_index(cmp->pairs, p);
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, pair->column);
+		g_autofree char *gm = cli_compare_format_ratio(pair->geomean);
+
+		g_string_append(out, "<li><strong>");
+		cli_report_escape_printf(out, "%s vs %s", col->label, base->label);
+		g_string_append(out, "</strong>: ");
+		if (pair->n_rows == 0) {
+			g_string_append(out, "no metric to compare</li>");
+			continue;
+		}
+		cli_report_escape_printf(out, "geometric mean ratio %s over %u metric%s", gm,
+		                         pair->n_rows, pair->n_rows == 1 ? "" : "s");
+		if (pair->n_not_significant > 0)
+			cli_report_escape_printf(out, ", %u within run-to-run noise",
+			                         pair->n_not_significant);
+		if (pair->best_row >= 0 && pair->worst_row != pair->best_row) {
+			g_autofree char *best =
+			    cli_compare_row_sentence(cmp, pair->best_row, pair->column);
+			g_autofree char *worst =
+			    cli_compare_row_sentence(cmp, pair->worst_row, pair->column);
+			g_string_append(out, "<br/>best: ");
+			cli_report_escape(out, best);
+			g_string_append(out, "<br/>worst: ");
+			cli_report_escape(out, worst);
+		} else if (pair->best_row >= 0) {
+			g_autofree char *best =
+			    cli_compare_row_sentence(cmp, pair->best_row, pair->column);
+			g_string_append(out, "<br/>");
+			cli_report_escape(out, best);
+		}
+		g_string_append(out, "</li>");
+	}
+	g_string_append(out, "</ul>\n");
+}
+
+GString *cli_report_render_html(CliComparison *cmp)
+{
+	GString *out = g_string_new(NULL);
+	guint n = cmp->columns->len;
+
+	g_string_append(out, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" "
+	                     "lang=\"en\"><head><meta charset=\"utf-8\"/>"
+	                     "<meta name=\"viewport\" content=\"width=device-width\"/>"
+	                     "<title>guestbench report</title><style>");
+	g_string_append(out, cli_report_css);
+	g_string_append(out, "</style></head><body>\n<h1>guestbench report</h1>\n"
+	                     "<p class=\"meta\">");
+	cli_report_escape_printf(out,
+	                         "guestbench %s; %u column%s, each compared with the first (%s). "
+	                         "Ratios are column / first column.",
+	                         GB_VERSION, n, n == 1 ? "" : "s",
+	                         ((CliCompareColumn *)g_ptr_array_index(cmp->columns, 0))->label);
+	g_string_append(out, "</p>\n");
+	cli_report_append_sources(out, cmp);
+
+	if (cmp->mismatches->len > 0) {
+		g_string_append(out, "<div class=\"warn\"><strong>Parameters differ</strong>: "
+		                     "these columns did not measure the same thing.<ul>");
+		for (guint m = 0; m < cmp->mismatches->len; m++) {
+			CliCompareMismatch *mm = g_ptr_array_index(cmp->mismatches, m);
+			g_autoptr(GString) line = g_string_new(NULL);
+			g_string_append_printf(line, "%s %s:", mm->test, mm->param);
+			for (guint c = 0; c < n; c++) {
+				CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+				if (mm->values[c] != NULL)
+					g_string_append_printf(line, " %s=%s", col->label,
+					                       mm->values[c]);
+			}
+			g_string_append(out, "<li>");
+			cli_report_escape(out, line->str);
+			g_string_append(out, "</li>");
+		}
+		g_string_append(out, "</ul></div>\n");
+	}
+	for (guint c = 0; c < n; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		if (col->error == NULL)
+			continue;
+		g_string_append(out, "<div class=\"err\">");
+		cli_report_escape_printf(out, "%s has no result: %s", col->label, col->error);
+		g_string_append(out, "</div>\n");
+	}
+
+	g_string_append(out, "<h2>Summary</h2>\n");
+	cli_report_append_summary(out, cmp);
+
+	for (guint r = 0; r < cmp->rows->len;) {
+		CliCompareRow *head = g_ptr_array_index(cmp->rows, r);
+		guint end = r + 1;
+
+		while (end < cmp->rows->len) {
+			CliCompareRow *row = g_ptr_array_index(cmp->rows, end);
+			if (g_strcmp0(row->test, head->test) != 0 ||
+			    g_strcmp0(row->metric, head->metric) != 0 ||
+			    g_strcmp0(row->unit, head->unit) != 0)
+				break;
+			end++;
+		}
+		g_string_append(out, "<section class=\"metric\"><h2>");
+		cli_report_escape(out, head->metric);
+		g_string_append(out, " <span class=\"unit\">");
+		cli_report_escape_printf(out, "(%s, %s%s)", head->test, head->unit,
+		                         head->lower_is_better ? ", lower is better" : "");
+		g_string_append(out, "</span></h2>\n");
+		cli_report_append_chart(out, cmp, r, end);
+		cli_report_append_table(out, cmp, r, end);
+		g_string_append(out, "</section>\n");
+		r = end;
+	}
+	g_string_append(out, "<p class=\"legendnote\">n.s.: not significant, the difference is "
+	                     "within run-to-run noise (Welch's t-test, p &gt;= 0.05; needs runs "
+	                     "&gt; 1). Whiskers: ± 1 standard deviation over the runs. — : no "
+	                     "value.</p>\n");
+	cli_report_append_facts(out, cmp);
+	g_string_append(out, "</body></html>\n");
+	return out;
+}

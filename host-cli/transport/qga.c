@@ -1,0 +1,1005 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <gio/gio.h>
+#include <string.h>
+
+#include "guestbench-protocol.h"
+
+#include "render/output.h"
+#include "transport/qga.h"
+
+/* How much of the agent's stderr an error quotes. */
+#define CLI_QGA_STDERR_EXCERPT 300
+/* Room for the guest-exec-status envelope around the base64 output. */
+#define CLI_QGA_ENVELOPE_SIZE (64 * 1024)
+
+typedef enum {
+	CLI_QGA_CONNECTING, /* connect + guest-sync-delimited (the inner session) */
+	CLI_QGA_CHECKING,   /* guest-info */
+	CLI_QGA_OPEN,
+	CLI_QGA_FAILED,
+	CLI_QGA_CLOSED,
+} CliQgaState;
+
+typedef struct {
+	char *execute;
+	JsonObject *arguments; /* a reference, NULL when none */
+	CliSessionReplyFunc func;
+	gpointer user_data;
+} CliQgaCall;
+
+struct _CliQga {
+	gint refcount;
+	CliQgaState state;
+	CliSession *outer; /* what the callbacks see; it owns us */
+	CliSession *inner; /* the session with qemu-ga, NULL through virsh */
+	char *domain;      /* libvirt:DOMAIN: each call is one virsh qemu-agent-command */
+	char *virsh;
+	GCancellable *cancellable; /* the running virsh */
+	CliSessionReplyFunc virsh_func;
+	char *virsh_execute;
+	GMainContext *context;
+	char *text;
+	char *agent_path;
+	gsize max_reply_size;
+	CliSessionOpenFunc open_func;
+	gpointer user_data;
+	gboolean open_reported;
+	CliSessionWaitFunc wait_func;
+	gpointer wait_data;
+	GQueue calls; /* CliQgaCall; the head is in progress when busy */
+	gboolean busy;
+	gint64 pid; /* the head's guest-exec pid, 0 until guest-exec answered */
+	guint poll_ms;
+	gint64 exec_started_us;
+	GSource *poll_source;
+	GSource *idle_source;
+	GError *error;          /* why the session failed */
+	GHashTable *jobs;       /* gint64 job id -> JsonNode, the final status of a one-shot job */
+	gint64 interrupted_pid; /* the one-shot agent cli_qga_interrupt() sent SIGTERM */
+};
+
+static void cli_qga_process_next(CliQga *qga);
+
+static void cli_qga_call_free(CliQgaCall *call)
+{
+	g_free(call->execute);
+	if (call->arguments != NULL)
+		json_object_unref(call->arguments);
+	g_free(call);
+}
+
+static CliQga *cli_qga_ref(CliQga *qga)
+{
+	qga->refcount++;
+	return qga;
+}
+
+static void cli_qga_destroy_source(GSource **source)
+{
+	if (*source == NULL)
+		return;
+	g_source_destroy(*source);
+	g_source_unref(*source);
+	*source = NULL;
+}
+
+static void cli_qga_teardown(CliQga *qga)
+{
+	cli_qga_destroy_source(&qga->poll_source);
+	if (qga->cancellable != NULL) {
+		g_cancellable_cancel(qga->cancellable);
+		g_clear_object(&qga->cancellable);
+	}
+	if (qga->inner != NULL) {
+		cli_session_close(qga->inner);
+		qga->inner = NULL;
+	}
+}
+
+static void cli_qga_unref(CliQga *qga)
+{
+	CliQgaCall *call;
+
+	if (--qga->refcount > 0)
+		return;
+	cli_qga_teardown(qga);
+	cli_qga_destroy_source(&qga->idle_source);
+	while ((call = g_queue_pop_head(&qga->calls)) != NULL)
+		cli_qga_call_free(call);
+	g_clear_error(&qga->error);
+	g_hash_table_unref(qga->jobs);
+	g_main_context_unref(qga->context);
+	g_free(qga->text);
+	g_free(qga->agent_path);
+	g_free(qga->domain);
+	g_free(qga->virsh);
+	g_free(qga->virsh_execute);
+	g_free(qga);
+}
+
+/* ---- the pieces ------------------------------------------------------------------- */
+
+const char *cli_qga_get_agent_path(const CliTarget *target)
+{
+	if (target != NULL && target->agent_path != NULL)
+		return target->agent_path;
+	return GB_AGENT_DEFAULT_BINARY;
+}
+
+gboolean cli_qga_check_agent_path(const char *path, GError **error)
+{
+	if (path == NULL || path[0] == '\0') {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "--qga-agent needs the agent's path in the guest");
+		return FALSE;
+	}
+	/* guest-exec does not search PATH the way a shell does: say so now */
+	if (!g_path_is_absolute(path)) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "--qga-agent '%s' is not an absolute path", path);
+		return FALSE;
+	}
+	if (!g_utf8_validate(path, -1, NULL)) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "--qga-agent: not valid UTF-8");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean cli_qga_option_cb(const char *option_name, const char *value, gpointer data,
+                           GError **error)
+{
+	CliApp *app = data;
+
+	if (!cli_qga_check_agent_path(value, error))
+		return FALSE;
+	g_free(app->opts.qga_agent);
+	app->opts.qga_agent = g_strdup(value);
+	return TRUE;
+}
+
+gboolean cli_qga_apply_agent_option(GPtrArray *targets, const char *agent, GError **error)
+{
+	guint n_qga = 0;
+
+	if (agent == NULL)
+		return TRUE;
+	if (!cli_qga_check_agent_path(agent, error))
+		return FALSE;
+	for (guint i = 0; targets != NULL && i < targets->len; i++) {
+		CliTarget *target = g_ptr_array_index(targets, i);
+		if (target->scheme != CLI_TARGET_QGA)
+			continue;
+		g_free(target->agent_path);
+		target->agent_path = g_strdup(agent);
+		n_qga++;
+	}
+	if (n_qga == 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "--qga-agent %s: no target is reached through qemu-ga (qga:PATH)",
+		            agent);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean cli_qga_check_info(JsonNode *info, GError **error)
+{
+	static const char *const needed[] = { "guest-exec", "guest-exec-status" };
+	JsonObject *obj = NULL;
+	JsonArray *commands = NULL;
+	gboolean found[G_N_ELEMENTS(needed)] = { FALSE };
+	gboolean enabled[G_N_ELEMENTS(needed)] = { FALSE };
+
+	if (!gb_json_node_get_object(info, "guest-info reply", &obj, error) ||
+	    !gb_json_get_array(obj, "supported_commands", GB_JSON_REQUIRED, &commands, error)) {
+		g_prefix_error(error, "invalid guest-info reply: ");
+		return FALSE;
+	}
+	for (guint i = 0; i < json_array_get_length(commands); i++) {
+		JsonObject *cmd = NULL;
+		const char *name = NULL;
+		gboolean on = FALSE;
+
+		if (!gb_json_node_get_object(json_array_get_element(commands, i),
+		                             "supported_commands[]", &cmd, error) ||
+		    !gb_json_get_string(cmd, "name", GB_JSON_REQUIRED, &name, error) ||
+		    !gb_json_get_bool(cmd, "enabled", GB_JSON_REQUIRED, &on, error)) {
+			g_prefix_error(error, "invalid guest-info reply: ");
+			return FALSE;
+		}
+		for (guint j = 0; j < G_N_ELEMENTS(needed); j++) {
+			if (g_strcmp0(name, needed[j]) == 0) {
+				found[j] = TRUE;
+				enabled[j] = on;
+			}
+		}
+	}
+	for (guint j = 0; j < G_N_ELEMENTS(needed); j++) {
+		if (!found[j]) {
+			g_set_error(error, GB_ERROR, GB_ERROR_NOT_SUPPORTED,
+			            "qemu-ga does not offer %s (too old, or built without it): "
+			            "a qga: target needs guest-exec and guest-exec-status",
+			            needed[j]);
+			return FALSE;
+		}
+	}
+	for (guint j = 0; j < G_N_ELEMENTS(needed); j++) {
+		if (!enabled[j]) {
+			g_set_error(error, GB_ERROR, GB_ERROR_COMMAND_DISABLED,
+			            "qemu-ga has %s disabled: a qga: target needs guest-exec and "
+			            "guest-exec-status; enable them in the guest by removing them "
+			            "from qemu-ga's --block-rpcs (config BLOCK_RPCS, e.g. in "
+			            "/etc/sysconfig/qemu-ga) or adding them to its --allow-rpcs",
+			            needed[j]);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+JsonObject *cli_qga_build_exec_args(const char *agent_path, const char *execute,
+                                    JsonObject *arguments)
+{
+	JsonObject *args = json_object_new();
+	JsonArray *argv = json_array_new();
+	g_autoptr(GString) request = gb_request_build(execute, arguments, NULL);
+
+	/* one argv element: no shell in between, nothing to quote */
+	if (request->len > 0 && request->str[request->len - 1] == '\n')
+		g_string_truncate(request, request->len - 1);
+	json_array_add_string_element(argv, "--oneshot");
+	json_array_add_string_element(argv, request->str);
+	json_object_set_string_member(args, "path", agent_path);
+	json_object_set_array_member(args, "arg", argv);
+	json_object_set_boolean_member(args, "capture-output", TRUE);
+	return args;
+}
+
+GError *cli_qga_exec_error(const GError *error, const char *agent_path)
+{
+	const char *msg = error->message;
+
+	/* GLib's spawn error inside qemu-ga, quoted in its desc */
+	if (strstr(msg, "No such file or directory") != NULL ||
+	    strstr(msg, "Not a directory") != NULL) {
+		return g_error_new(GB_ERROR, GB_ERROR_NOT_SUPPORTED,
+		                   "guestbench-agent is not installed in the guest at %s (install "
+		                   "it there, or give its path with --qga-agent PATH or "
+		                   "agent_path= in the inventory): %s",
+		                   agent_path, msg);
+	}
+	if (strstr(msg, "Permission denied") != NULL) {
+		return g_error_new(GB_ERROR, GB_ERROR_FAILED,
+		                   "the guest cannot run %s (not executable, or a mount forbids "
+		                   "it): %s",
+		                   agent_path, msg);
+	}
+	return g_error_new(GB_ERROR, error->domain == GB_ERROR ? error->code : GB_ERROR_FAILED,
+	                   "cannot run %s in the guest through qemu-ga: %s", agent_path, msg);
+}
+
+void cli_qga_exec_status_free(CliQgaExecStatus *status)
+{
+	if (status == NULL)
+		return;
+	if (status->out != NULL)
+		g_bytes_unref(status->out);
+	if (status->err != NULL)
+		g_bytes_unref(status->err);
+	g_free(status);
+}
+
+/* g_base64_decode() skips what it does not know: a corrupt reply must not decode quietly. */
+static GBytes *cli_qga_base64_decode(const char *text, const char *member, GError **error)
+{
+	gsize len = strlen(text);
+	gsize padding = 0;
+	gsize out_len = 0;
+	guchar *out;
+
+	if (len % 4 != 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "'%s' is not base64 (length %" G_GSIZE_FORMAT
+		            " is not a multiple of 4)",
+		            member, len);
+		return NULL;
+	}
+	while (padding < 2 && padding < len && text[len - 1 - padding] == '=')
+		padding++;
+	for (gsize i = 0; i < len - padding; i++) {
+		char c = text[i];
+		if (!g_ascii_isalnum(c) && c != '+' && c != '/') {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "'%s' is not base64 (bad byte at offset %" G_GSIZE_FORMAT ")",
+			            member, i);
+			return NULL;
+		}
+	}
+	if (len == 0)
+		return g_bytes_new(NULL, 0);
+	out = g_base64_decode(text, &out_len);
+	return g_bytes_new_take(out, out_len);
+}
+
+CliQgaExecStatus *cli_qga_parse_exec_status(JsonNode *ret, GError **error)
+{
+	g_autoptr(CliQgaExecStatus) status = g_new0(CliQgaExecStatus, 1);
+	JsonObject *obj = NULL;
+	const char *out = NULL;
+	const char *err = NULL;
+
+	if (!gb_json_node_get_object(ret, "guest-exec-status reply", &obj, error) ||
+	    !gb_json_get_bool(obj, "exited", GB_JSON_REQUIRED, &status->exited, error) ||
+	    !gb_json_get_int(obj, "signal", GB_JSON_OPTIONAL, 0, 1024, &status->signal, error) ||
+	    !gb_json_get_string(obj, "out-data", GB_JSON_OPTIONAL, &out, error) ||
+	    !gb_json_get_string(obj, "err-data", GB_JSON_OPTIONAL, &err, error) ||
+	    !gb_json_get_bool(obj, "out-truncated", GB_JSON_OPTIONAL, &status->out_truncated,
+	                      error) ||
+	    !gb_json_get_bool(obj, "err-truncated", GB_JSON_OPTIONAL, &status->err_truncated,
+	                      error))
+		return NULL;
+	if (gb_json_has(obj, "exitcode")) {
+		/* qemu-ga passes through what waitpid gave: any int, negative on Windows */
+		if (!gb_json_get_int(obj, "exitcode", GB_JSON_REQUIRED, G_MININT32, G_MAXINT32,
+		                     &status->exitcode, error))
+			return NULL;
+		status->has_exitcode = TRUE;
+	}
+	if (out != NULL) {
+		status->out = cli_qga_base64_decode(out, "out-data", error);
+		if (status->out == NULL)
+			return NULL;
+	}
+	if (err != NULL) {
+		status->err = cli_qga_base64_decode(err, "err-data", error);
+		if (status->err == NULL)
+			return NULL;
+	}
+	return g_steal_pointer(&status);
+}
+
+/* ": STDERR" (escaped, cut), or "" when the agent wrote nothing there. */
+static char *cli_qga_stderr_excerpt(const CliQgaExecStatus *status)
+{
+	g_autofree char *text = NULL;
+	g_autofree char *safe = NULL;
+	gsize len = 0;
+	const char *data;
+
+	if (status->err == NULL)
+		return g_strdup("");
+	data = g_bytes_get_data(status->err, &len);
+	if (len == 0)
+		return g_strdup("");
+	text = g_utf8_make_valid(data, len);
+	g_strstrip(text);
+	if (text[0] == '\0')
+		return g_strdup("");
+	safe = cli_escape_terminal(text);
+	if (g_utf8_strlen(safe, -1) > CLI_QGA_STDERR_EXCERPT) {
+		g_autofree char *cut = g_utf8_substring(safe, 0, CLI_QGA_STDERR_EXCERPT);
+		return g_strdup_printf(": %s…", cut);
+	}
+	return g_strdup_printf(": %s", safe);
+}
+
+typedef struct {
+	guint count;
+	JsonNode *ret;
+	JsonNode *id;
+	GError *error;
+} CliQgaDecode;
+
+static gboolean cli_qga_decode_cb(const char *msg, gsize len, const GError *error,
+                                  gpointer user_data)
+{
+	CliQgaDecode *decode = user_data;
+
+	decode->count++;
+	if (decode->count > 1)
+		return FALSE;
+	if (error != NULL) {
+		decode->error = g_error_copy(error);
+		return TRUE;
+	}
+	decode->ret = gb_reply_parse(msg, len, &decode->id, &decode->error);
+	return TRUE;
+}
+
+JsonNode *cli_qga_decode_reply(const CliQgaExecStatus *status, const char *execute,
+                               const char *agent_path, gsize max_reply_size, GError **error)
+{
+	g_autoptr(GbFramer) framer = NULL;
+	g_autofree char *excerpt = cli_qga_stderr_excerpt(status);
+	CliQgaDecode decode = { 0 };
+	const guint8 *data;
+	gsize len = 0;
+
+	if (status->signal != 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_FAILED,
+		            "%s: %s in the guest was killed by signal %" G_GINT64_FORMAT " (%s)%s",
+		            execute, agent_path, status->signal, g_strsignal((int)status->signal),
+		            excerpt);
+		return NULL;
+	}
+	if (status->has_exitcode && status->exitcode != 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_FAILED,
+		            "%s: %s in the guest exited with status %" G_GINT64_FORMAT "%s",
+		            execute, agent_path, status->exitcode, excerpt);
+		return NULL;
+	}
+	if (status->out_truncated) {
+		g_set_error(error, GB_ERROR, GB_ERROR_TOO_LARGE,
+		            "%s: the reply of %s was truncated by qemu-ga (it captures at most "
+		            "16 MiB of output; %" G_GSIZE_FORMAT " bytes arrived)",
+		            execute, agent_path,
+		            status->out != NULL ? g_bytes_get_size(status->out) : (gsize)0);
+		return NULL;
+	}
+	if (status->out != NULL)
+		data = g_bytes_get_data(status->out, &len);
+	if (len == 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_FAILED,
+		            "%s: %s in the guest printed no reply%s", execute, agent_path, excerpt);
+		return NULL;
+	}
+	if (len > max_reply_size) {
+		g_set_error(error, GB_ERROR, GB_ERROR_TOO_LARGE,
+		            "invalid reply to %s: %" G_GSIZE_FORMAT " bytes, over the limit of "
+		            "%" G_GSIZE_FORMAT,
+		            execute, len, max_reply_size);
+		return NULL;
+	}
+	/* the same framer as on the agent's own port: size and depth limits apply alike */
+	framer = gb_framer_new(max_reply_size, GB_FRAMER_DEFAULT_MAX_DEPTH);
+	gb_framer_push(framer, data, len, cli_qga_decode_cb, &decode);
+	if (decode.count == 0 && gb_framer_is_partial(framer)) {
+		g_set_error(error, GB_ERROR, GB_ERROR_PARSE,
+		            "invalid reply to %s: the agent's output ends inside a message",
+		            execute);
+	} else if (decode.count == 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_FAILED,
+		            "%s: %s in the guest printed no reply%s", execute, agent_path, excerpt);
+	} else if (decode.count > 1 || gb_framer_is_partial(framer)) {
+		g_set_error(error, GB_ERROR, GB_ERROR_PARSE,
+		            "invalid reply to %s: the agent printed more than one message",
+		            execute);
+	} else if (decode.ret != NULL) {
+		g_clear_pointer(&decode.id, json_node_unref);
+		g_clear_error(&decode.error);
+		return decode.ret;
+	} else if (g_error_matches(decode.error, GB_ERROR, GB_ERROR_REMOTE) ||
+	           g_error_matches(decode.error, GB_ERROR, GB_ERROR_COMMAND_NOT_FOUND)) {
+		/* the agent's own error reply: as the direct session reports it */
+		g_propagate_prefixed_error(error, g_steal_pointer(&decode.error), "%s: ", execute);
+	} else {
+		g_propagate_prefixed_error(error, g_steal_pointer(&decode.error),
+		                           "invalid reply to %s: ", execute);
+	}
+	g_clear_pointer(&decode.ret, json_node_unref);
+	g_clear_pointer(&decode.id, json_node_unref);
+	g_clear_error(&decode.error);
+	return NULL;
+}
+
+/* ---- the session -------------------------------------------------------------------- */
+
+static gboolean cli_qga_notify_cb(gpointer user_data);
+
+static void cli_qga_schedule_idle(CliQga *qga)
+{
+	if (qga->idle_source != NULL)
+		return;
+	qga->idle_source = g_idle_source_new();
+	g_source_set_callback(qga->idle_source, cli_qga_notify_cb, qga, NULL);
+	g_source_attach(qga->idle_source, qga->context);
+}
+
+/* Takes ownership of error: qemu-ga is gone or speaks nonsense, every call fails. */
+static void cli_qga_fail(CliQga *qga, GError *error)
+{
+	if (qga->state == CLI_QGA_FAILED || qga->state == CLI_QGA_CLOSED) {
+		g_error_free(error);
+		return;
+	}
+	g_debug("%s: %s", qga->text, error->message);
+	cli_qga_teardown(qga);
+	qga->state = CLI_QGA_FAILED;
+	qga->error = error;
+	qga->busy = FALSE;
+	qga->pid = 0;
+	cli_qga_schedule_idle(qga);
+}
+
+static gboolean cli_qga_is_local_job_call(CliQga *qga, CliQgaCall *call, gint64 *job)
+{
+	if (g_strcmp0(call->execute, "gb-bench-status") != 0 &&
+	    g_strcmp0(call->execute, "gb-bench-cancel") != 0)
+		return FALSE;
+	if (!gb_json_get_int(call->arguments, "job", GB_JSON_REQUIRED, 1, G_MAXINT64, job, NULL))
+		return FALSE;
+	return g_hash_table_contains(qga->jobs, job);
+}
+
+/* Ends the call in progress; ret and error are owned. Callers hold a reference. */
+static void cli_qga_finish_head(CliQga *qga, JsonNode *ret_owned, GError *error_owned)
+{
+	g_autoptr(JsonNode) ret = ret_owned;
+	g_autoptr(GError) error = error_owned;
+	CliQgaCall *call = g_queue_pop_head(&qga->calls);
+
+	qga->busy = FALSE;
+	qga->pid = 0;
+	cli_qga_destroy_source(&qga->poll_source);
+	if (call == NULL)
+		return;
+	call->func(qga->outer, error == NULL ? ret : NULL, error, call->user_data);
+	cli_qga_call_free(call);
+	if (qga->state == CLI_QGA_OPEN)
+		cli_qga_process_next(qga);
+}
+
+/* The one-shot job's final status answers the poll that commands send after a start. */
+static void cli_qga_answer_local(CliQga *qga)
+{
+	CliQgaCall *call = g_queue_peek_head(&qga->calls);
+	gint64 job = 0;
+	JsonNode *status;
+
+	if (!cli_qga_is_local_job_call(qga, call, &job))
+		return;
+	status = g_hash_table_lookup(qga->jobs, &job);
+	if (g_strcmp0(call->execute, "gb-bench-status") == 0) {
+		cli_qga_finish_head(qga, json_node_copy(status), NULL);
+		return;
+	}
+	/* what the agent answers for a job that has already finished */
+	cli_qga_finish_head(
+	    qga, NULL,
+	    g_error_new(GB_ERROR, GB_ERROR_REMOTE,
+	                "gb-bench-cancel: Job %" G_GINT64_FORMAT " has already finished", job));
+}
+
+static gboolean cli_qga_notify_cb(gpointer user_data)
+{
+	CliQga *qga = user_data;
+	CliQgaCall *call;
+	GQueue calls = G_QUEUE_INIT;
+
+	g_source_unref(qga->idle_source);
+	qga->idle_source = NULL;
+	cli_qga_ref(qga);
+	if (qga->state == CLI_QGA_OPEN && qga->busy) {
+		cli_qga_answer_local(qga);
+	} else if (qga->state == CLI_QGA_FAILED) {
+		if (!qga->open_reported) {
+			qga->open_reported = TRUE;
+			if (qga->open_func != NULL)
+				qga->open_func(qga->outer, qga->error, qga->user_data);
+		}
+		/* calls queued from inside these callbacks are answered on the next round */
+		while ((call = g_queue_pop_head(&qga->calls)) != NULL)
+			g_queue_push_tail(&calls, call);
+		while ((call = g_queue_pop_head(&calls)) != NULL) {
+			if (qga->state == CLI_QGA_FAILED)
+				call->func(qga->outer, NULL, qga->error, call->user_data);
+			cli_qga_call_free(call);
+		}
+	}
+	cli_qga_unref(qga);
+	return G_SOURCE_REMOVE;
+}
+
+static void cli_qga_virsh_done_cb(GObject *source, GAsyncResult *res, gpointer user_data)
+{
+	CliQga *qga = user_data;
+	GSubprocess *proc = G_SUBPROCESS(source);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(JsonNode) ret = NULL;
+	g_autofree char *out = NULL;
+	g_autofree char *err = NULL;
+	g_autofree char *execute = g_steal_pointer(&qga->virsh_execute);
+
+	if (!g_subprocess_communicate_utf8_finish(proc, res, &out, &err, &error)) {
+		if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+			cli_qga_fail(
+			    qga, g_error_new(GB_ERROR, GB_ERROR_IO, "virsh: %s", error->message));
+		cli_qga_unref(qga);
+		return;
+	}
+	g_clear_object(&qga->cancellable);
+	if (qga->state == CLI_QGA_CLOSED || qga->state == CLI_QGA_FAILED) {
+		cli_qga_unref(qga);
+		return;
+	}
+	if (!g_subprocess_get_if_exited(proc) || g_subprocess_get_exit_status(proc) != 0) {
+		g_autofree char *safe = cli_escape_terminal(err != NULL ? g_strstrip(err) : "");
+		/* virsh says why: the agent is not connected, or the command failed */
+		error =
+		    g_error_new(GB_ERROR, GB_ERROR_REMOTE, "%s: virsh qemu-agent-command %s: %s",
+		                execute, qga->domain, safe);
+	} else {
+		/* libvirt answers with the agent's reply line; it rewrites the id */
+		ret = gb_reply_parse(out, strlen(out), NULL, &error);
+		if (ret == NULL)
+			g_prefix_error(&error, "%s: ", execute);
+	}
+	qga->virsh_func(NULL, ret, error, qga);
+	cli_qga_unref(qga);
+}
+
+/* One call to qemu-ga: over its socket, or one virsh process for a libvirt domain. */
+static void cli_qga_raw_call(CliQga *qga, const char *execute, JsonObject *args,
+                             CliSessionReplyFunc func)
+{
+	g_autoptr(GString) line = NULL;
+	g_autoptr(GSubprocess) proc = NULL;
+	g_autoptr(GError) error = NULL;
+
+	if (qga->domain == NULL) {
+		cli_session_call(qga->inner, execute, args, func, qga);
+		return;
+	}
+	line = gb_request_build(execute, args, NULL);
+	g_strstrip(line->str);
+	proc = g_subprocess_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+	                        &error, qga->virsh, "qemu-agent-command", qga->domain, line->str,
+	                        NULL);
+	if (proc == NULL) {
+		cli_qga_fail(qga, g_error_new(GB_ERROR, GB_ERROR_IO, "cannot run virsh: %s",
+		                              error->message));
+		return;
+	}
+	qga->virsh_func = func;
+	g_free(qga->virsh_execute);
+	qga->virsh_execute = g_strdup(execute);
+	qga->cancellable = g_cancellable_new();
+	/* the result arrives on the context that is thread-default now */
+	g_main_context_push_thread_default(qga->context);
+	g_subprocess_communicate_utf8_async(proc, NULL, qga->cancellable, cli_qga_virsh_done_cb,
+	                                    cli_qga_ref(qga));
+	g_main_context_pop_thread_default(qga->context);
+}
+
+/* An error from the inner session: a remote error reply, or the end of the session. */
+static gboolean cli_qga_inner_failed(CliQga *qga, const GError *error)
+{
+	/* through virsh every call stands alone: its error is that call's */
+	if (qga->domain != NULL)
+		return FALSE;
+	if (qga->inner != NULL && cli_session_is_open(qga->inner))
+		return FALSE;
+	cli_qga_fail(qga, g_error_copy(error));
+	return TRUE;
+}
+
+static void cli_qga_arm_poll(CliQga *qga);
+
+static void cli_qga_status_cb(CliSession *inner, JsonNode *ret, const GError *error,
+                              gpointer user_data)
+{
+	CliQga *qga = user_data;
+	CliQgaCall *call = g_queue_peek_head(&qga->calls);
+	g_autoptr(CliQgaExecStatus) status = NULL;
+	g_autoptr(GError) error_local = NULL;
+	JsonNode *reply;
+
+	if (error != NULL) {
+		if (cli_qga_inner_failed(qga, error))
+			return;
+		cli_qga_ref(qga);
+		cli_qga_finish_head(qga, NULL, g_error_copy(error));
+		cli_qga_unref(qga);
+		return;
+	}
+	status = cli_qga_parse_exec_status(ret, &error_local);
+	if (status == NULL) {
+		g_prefix_error(&error_local, "invalid guest-exec-status reply: ");
+		cli_qga_fail(qga, g_steal_pointer(&error_local));
+		return;
+	}
+	if (!status->exited) {
+		double elapsed = (g_get_monotonic_time() - qga->exec_started_us) / 1e6;
+		/* a benchmark may run for minutes: each answer shows the guest still works */
+		gboolean keepalive = g_strcmp0(call->execute, "gb-bench-start") == 0;
+
+		cli_qga_ref(qga);
+		if (qga->wait_func != NULL)
+			qga->wait_func(qga->outer, call->execute, elapsed, keepalive,
+			               qga->wait_data);
+		if (qga->state == CLI_QGA_OPEN)
+			cli_qga_arm_poll(qga);
+		cli_qga_unref(qga);
+		return;
+	}
+	reply = cli_qga_decode_reply(status, call->execute, qga->agent_path, qga->max_reply_size,
+	                             &error_local);
+	if (reply != NULL && g_strcmp0(call->execute, "gb-bench-start") == 0) {
+		JsonObject *obj = NULL;
+		gint64 job = 0;
+
+		/* a dry run has no job; anything with one is the final status of that job */
+		if (gb_json_node_get_object(reply, "gb-bench-start reply", &obj, NULL) &&
+		    gb_json_get_int(obj, "job", GB_JSON_REQUIRED, 1, G_MAXINT64, &job, NULL)) {
+			g_hash_table_insert(qga->jobs, g_memdup2(&job, sizeof(job)),
+			                    json_node_copy(reply));
+		}
+	}
+	cli_qga_ref(qga);
+	cli_qga_finish_head(qga, reply, g_steal_pointer(&error_local));
+	cli_qga_unref(qga);
+}
+
+static gboolean cli_qga_poll_cb(gpointer user_data)
+{
+	CliQga *qga = user_data;
+	g_autoptr(JsonObject) args = json_object_new();
+
+	g_source_unref(qga->poll_source);
+	qga->poll_source = NULL;
+	json_object_set_int_member(args, "pid", qga->pid);
+	cli_qga_raw_call(qga, "guest-exec-status", args, cli_qga_status_cb);
+	return G_SOURCE_REMOVE;
+}
+
+static void cli_qga_arm_poll(CliQga *qga)
+{
+	cli_qga_destroy_source(&qga->poll_source);
+	qga->poll_source = g_timeout_source_new(qga->poll_ms);
+	g_source_set_callback(qga->poll_source, cli_qga_poll_cb, qga, NULL);
+	g_source_attach(qga->poll_source, qga->context);
+	qga->poll_ms = MIN(qga->poll_ms * 2, CLI_QGA_POLL_MAX_MS);
+}
+
+static void cli_qga_exec_cb(CliSession *inner, JsonNode *ret, const GError *error,
+                            gpointer user_data)
+{
+	CliQga *qga = user_data;
+	g_autoptr(GError) error_local = NULL;
+	JsonObject *obj = NULL;
+
+	if (error != NULL) {
+		if (cli_qga_inner_failed(qga, error))
+			return;
+		cli_qga_ref(qga);
+		cli_qga_finish_head(qga, NULL, cli_qga_exec_error(error, qga->agent_path));
+		cli_qga_unref(qga);
+		return;
+	}
+	if (!gb_json_node_get_object(ret, "guest-exec reply", &obj, &error_local) ||
+	    !gb_json_get_int(obj, "pid", GB_JSON_REQUIRED, 1, G_MAXINT64, &qga->pid,
+	                     &error_local)) {
+		g_prefix_error(&error_local, "invalid guest-exec reply: ");
+		cli_qga_fail(qga, g_steal_pointer(&error_local));
+		return;
+	}
+	qga->poll_ms = CLI_QGA_POLL_FIRST_MS;
+	cli_qga_arm_poll(qga);
+}
+
+static void cli_qga_process_next(CliQga *qga)
+{
+	CliQgaCall *call;
+	g_autoptr(JsonObject) args = NULL;
+	gint64 job = 0;
+
+	if (qga->state != CLI_QGA_OPEN || qga->busy)
+		return;
+	call = g_queue_peek_head(&qga->calls);
+	if (call == NULL)
+		return;
+	qga->busy = TRUE;
+	qga->pid = 0;
+	qga->exec_started_us = g_get_monotonic_time();
+	if (cli_qga_is_local_job_call(qga, call, &job)) {
+		/* from the main loop: callbacks never run inside cli_session_call() */
+		cli_qga_schedule_idle(qga);
+		return;
+	}
+	args = cli_qga_build_exec_args(qga->agent_path, call->execute, call->arguments);
+	g_debug("%s: %s through guest-exec of %s", qga->text, call->execute, qga->agent_path);
+	cli_qga_raw_call(qga, "guest-exec", args, cli_qga_exec_cb);
+}
+
+static void cli_qga_info_cb(CliSession *inner, JsonNode *ret, const GError *error,
+                            gpointer user_data)
+{
+	CliQga *qga = user_data;
+	g_autoptr(GError) error_local = NULL;
+
+	if (error != NULL) {
+		cli_qga_fail(qga, g_error_copy(error));
+		return;
+	}
+	if (!cli_qga_check_info(ret, &error_local)) {
+		cli_qga_fail(qga, g_steal_pointer(&error_local));
+		return;
+	}
+	qga->state = CLI_QGA_OPEN;
+	qga->open_reported = TRUE;
+	cli_qga_ref(qga);
+	if (qga->open_func != NULL)
+		qga->open_func(qga->outer, NULL, qga->user_data);
+	cli_qga_process_next(qga);
+	cli_qga_unref(qga);
+}
+
+static void cli_qga_inner_open_cb(CliSession *inner, const GError *error, gpointer user_data)
+{
+	CliQga *qga = user_data;
+
+	if (error != NULL) {
+		cli_qga_fail(qga, g_error_copy(error));
+		return;
+	}
+	qga->state = CLI_QGA_CHECKING;
+	cli_qga_raw_call(qga, "guest-info", NULL, cli_qga_info_cb);
+}
+
+CliQga *cli_qga_new(CliSession *outer, const CliTarget *target, GMainContext *context,
+                    gsize max_reply_size, CliSessionOpenFunc open_func, gpointer user_data)
+{
+	CliQga *qga = g_new0(CliQga, 1);
+	/* the inner session is a plain one to qemu-ga's socket */
+	CliTarget inner = {
+		.scheme = CLI_TARGET_UNIX,
+		.text = target->text,
+		.name = target->name,
+		.path = target->path,
+	};
+
+	qga->refcount = 1;
+	qga->state = CLI_QGA_CONNECTING;
+	qga->outer = outer;
+	qga->context = g_main_context_ref(context);
+	qga->text = g_strdup(target->text);
+	qga->agent_path = g_strdup(cli_qga_get_agent_path(target));
+	qga->max_reply_size = max_reply_size;
+	qga->open_func = open_func;
+	qga->user_data = user_data;
+	g_queue_init(&qga->calls);
+	qga->jobs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+	                                  (GDestroyNotify)json_node_unref);
+	if (target->qga_domain != NULL) {
+		qga->domain = g_strdup(target->qga_domain);
+		qga->virsh = g_find_program_in_path("virsh");
+		if (qga->virsh == NULL) {
+			cli_qga_fail(qga,
+			             g_error_new(GB_ERROR, GB_ERROR_NOT_SUPPORTED,
+			                         "libvirt domain '%s' has only qemu-ga's channel, "
+			                         "and virsh (needed to reach it) is not installed",
+			                         qga->domain));
+			return qga;
+		}
+		qga->state = CLI_QGA_CHECKING;
+		cli_qga_raw_call(qga, "guest-info", NULL, cli_qga_info_cb);
+		return qga;
+	}
+	/* guest-exec-status carries the output in base64: 4/3 of the reply, plus its envelope */
+	qga->inner =
+	    cli_session_open(&inner, context, max_reply_size / 3 * 4 + 4 + CLI_QGA_ENVELOPE_SIZE,
+	                     cli_qga_inner_open_cb, qga);
+	return qga;
+}
+
+void cli_qga_call(CliQga *qga, const char *execute, JsonObject *arguments, CliSessionReplyFunc func,
+                  gpointer user_data)
+{
+	CliQgaCall *call;
+
+	if (qga->state == CLI_QGA_CLOSED)
+		return;
+	call = g_new0(CliQgaCall, 1);
+	call->execute = g_strdup(execute);
+	call->arguments = arguments != NULL ? json_object_ref(arguments) : NULL;
+	call->func = func;
+	call->user_data = user_data;
+	g_queue_push_tail(&qga->calls, call);
+	if (qga->state == CLI_QGA_FAILED) {
+		cli_qga_schedule_idle(qga);
+		return;
+	}
+	cli_qga_process_next(qga);
+}
+
+static void cli_qga_kill_cb(CliSession *inner, JsonNode *ret, const GError *error,
+                            gpointer user_data)
+{
+	CliQga *qga = user_data;
+
+	/* the signal is sent: look at the agent soon rather than at the next slow poll
+	 * (only when no poll is on the wire: one guest-exec-status at a time) */
+	if (qga->state == CLI_QGA_OPEN && qga->busy && qga->pid == qga->interrupted_pid &&
+	    qga->poll_source != NULL) {
+		qga->poll_ms = CLI_QGA_POLL_FIRST_MS;
+		cli_qga_arm_poll(qga);
+	}
+}
+
+void cli_qga_interrupt(CliQga *qga)
+{
+	CliQgaCall *call = g_queue_peek_head(&qga->calls);
+	g_autoptr(JsonObject) args = NULL;
+	JsonArray *argv;
+	char pid[24];
+
+	if (qga->state != CLI_QGA_OPEN || !qga->busy || qga->pid <= 0 || qga->inner == NULL ||
+	    call == NULL || g_strcmp0(call->execute, "gb-bench-start") != 0 ||
+	    qga->interrupted_pid == qga->pid)
+		return;
+	qga->interrupted_pid = qga->pid;
+	g_snprintf(pid, sizeof(pid), "%" G_GINT64_FORMAT, qga->pid);
+	args = json_object_new();
+	/* kill is a builtin of every sh: nothing else needs to be installed */
+	json_object_set_string_member(args, "path", "/bin/sh");
+	argv = json_array_new();
+	json_array_add_string_element(argv, "-c");
+	json_array_add_string_element(argv, "kill -TERM \"$1\"");
+	json_array_add_string_element(argv, "sh");
+	json_array_add_string_element(argv, pid);
+	json_object_set_array_member(args, "arg", argv);
+	cli_session_call(qga->inner, "guest-exec", args, cli_qga_kill_cb, qga);
+}
+
+gboolean cli_qga_is_open(const CliQga *qga)
+{
+	return qga->state == CLI_QGA_OPEN;
+}
+
+char *cli_qga_describe_wait(const CliQga *qga)
+{
+	CliQgaCall *call = g_queue_peek_head((GQueue *)&qga->calls);
+	g_autofree char *inner = NULL;
+
+	switch (qga->state) {
+	case CLI_QGA_CONNECTING:
+	case CLI_QGA_CHECKING:
+		if (qga->inner == NULL)
+			return g_strdup_printf("waiting for guest-info through virsh "
+			                       "qemu-agent-command %s",
+			                       qga->domain);
+		inner = cli_session_describe_wait(qga->inner);
+		return g_strdup_printf("%s (qemu-ga)", inner);
+	case CLI_QGA_OPEN:
+		if (call == NULL || !qga->busy)
+			return g_strdup("waiting for nothing (qemu-ga)");
+		if (qga->pid == 0)
+			return g_strdup_printf("waiting for qemu-ga to start %s for %s",
+			                       qga->agent_path, call->execute);
+		return g_strdup_printf(
+		    "waiting for %s through qemu-ga (%s, guest pid %" G_GINT64_FORMAT
+		    ", running %.1f s)",
+		    call->execute, qga->agent_path, qga->pid,
+		    (g_get_monotonic_time() - qga->exec_started_us) / 1e6);
+	case CLI_QGA_FAILED:
+		return g_strdup(qga->error->message);
+	case CLI_QGA_CLOSED:
+	default:
+		break;
+	}
+	return g_strdup("closed");
+}
+
+void cli_qga_set_wait_func(CliQga *qga, CliSessionWaitFunc func, gpointer user_data)
+{
+	qga->wait_func = func;
+	qga->wait_data = user_data;
+}
+
+void cli_qga_free(CliQga *qga)
+{
+	CliQgaCall *call;
+
+	if (qga == NULL || qga->state == CLI_QGA_CLOSED)
+		return;
+	cli_qga_teardown(qga);
+	cli_qga_destroy_source(&qga->idle_source);
+	qga->state = CLI_QGA_CLOSED;
+	while ((call = g_queue_pop_head(&qga->calls)) != NULL)
+		cli_qga_call_free(call);
+	cli_qga_unref(qga);
+}

@@ -1,0 +1,697 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <errno.h>
+#include <gio/gio.h>
+#include <glib-unix.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "guestbench-protocol.h"
+
+#include "render/output.h"
+#include "transport/qmp.h"
+
+/* How much of an unexpected message an error quotes. */
+#define CLI_QMP_EXCERPT 60
+/* The id of qmp_capabilities; calls count up from 1. */
+#define CLI_QMP_CAPABILITIES_ID 0
+
+typedef enum {
+	CLI_QMP_CONNECTING,
+	CLI_QMP_GREETING,
+	CLI_QMP_CAPABILITIES,
+	CLI_QMP_OPEN,
+	CLI_QMP_FAILED,
+	CLI_QMP_CLOSED,
+} CliQmpState;
+
+typedef struct {
+	char *execute;
+	char *line;
+	gint64 id;
+	CliQmpReplyFunc func;
+	gpointer user_data;
+} CliQmpCall;
+
+struct _CliQmp {
+	gint refcount;
+	CliQmpState state;
+	char *path;   /* socket path, or NULL over libvirt */
+	char *domain; /* libvirt domain, or NULL */
+	char *virsh;
+	char *version;
+	GMainContext *context;
+	double timeout;
+	int fd;
+	GSource *in_source;
+	GSource *out_source;
+	GSource *timer;
+	GSource *notify_source;
+	GCancellable *cancellable; /* the running virsh */
+	GSubprocess *proc;
+	GbFramer *framer;
+	GByteArray *outbuf;
+	gint64 next_id;
+	GQueue calls; /* CliQmpCall; the head is on the wire when call_sent */
+	gboolean call_sent;
+	gboolean open_reported;
+	CliQmpOpenFunc open_func;
+	gpointer user_data;
+	GError *error;
+	gint64 pid;
+	guint n_events;
+};
+
+static void cli_qmp_send_next(CliQmp *qmp);
+static void cli_qmp_flush(CliQmp *qmp);
+
+static void cli_qmp_call_free(CliQmpCall *call)
+{
+	g_free(call->execute);
+	g_free(call->line);
+	g_free(call);
+}
+
+static CliQmp *cli_qmp_ref(CliQmp *qmp)
+{
+	qmp->refcount++;
+	return qmp;
+}
+
+static void cli_qmp_destroy_source(GSource **source)
+{
+	if (*source == NULL)
+		return;
+	g_source_destroy(*source);
+	g_source_unref(*source);
+	*source = NULL;
+}
+
+static void cli_qmp_teardown(CliQmp *qmp)
+{
+	cli_qmp_destroy_source(&qmp->in_source);
+	cli_qmp_destroy_source(&qmp->out_source);
+	cli_qmp_destroy_source(&qmp->timer);
+	if (qmp->cancellable != NULL) {
+		g_cancellable_cancel(qmp->cancellable);
+		g_clear_object(&qmp->cancellable);
+	}
+	/* a virsh that hangs must not outlive the timeout */
+	if (qmp->proc != NULL) {
+		g_subprocess_force_exit(qmp->proc);
+		g_clear_object(&qmp->proc);
+	}
+	if (qmp->fd >= 0) {
+		close(qmp->fd);
+		qmp->fd = -1;
+	}
+}
+
+static void cli_qmp_unref(CliQmp *qmp)
+{
+	CliQmpCall *call;
+
+	if (--qmp->refcount > 0)
+		return;
+	cli_qmp_teardown(qmp);
+	cli_qmp_destroy_source(&qmp->notify_source);
+	while ((call = g_queue_pop_head(&qmp->calls)) != NULL)
+		cli_qmp_call_free(call);
+	gb_framer_free(qmp->framer);
+	g_byte_array_unref(qmp->outbuf);
+	g_clear_error(&qmp->error);
+	g_free(qmp->path);
+	g_free(qmp->domain);
+	g_free(qmp->virsh);
+	g_free(qmp->version);
+	g_main_context_unref(qmp->context);
+	g_free(qmp);
+}
+
+static gboolean cli_qmp_is_active(const CliQmp *qmp)
+{
+	return qmp->state != CLI_QMP_FAILED && qmp->state != CLI_QMP_CLOSED;
+}
+
+/* Reports the failure (or, over libvirt, the opening) to whoever waits. */
+static void cli_qmp_notify(CliQmp *qmp)
+{
+	GQueue calls = G_QUEUE_INIT;
+	CliQmpCall *call;
+
+	cli_qmp_ref(qmp);
+	if (!qmp->open_reported && qmp->state != CLI_QMP_CLOSED) {
+		qmp->open_reported = TRUE;
+		if (qmp->open_func != NULL)
+			qmp->open_func(qmp, qmp->error, qmp->user_data);
+	}
+	if (qmp->state == CLI_QMP_OPEN)
+		cli_qmp_send_next(qmp);
+	if (qmp->state == CLI_QMP_FAILED) {
+		while ((call = g_queue_pop_head(&qmp->calls)) != NULL)
+			g_queue_push_tail(&calls, call);
+		while ((call = g_queue_pop_head(&calls)) != NULL) {
+			if (qmp->state == CLI_QMP_FAILED)
+				call->func(qmp, NULL, qmp->error, call->user_data);
+			cli_qmp_call_free(call);
+		}
+	}
+	cli_qmp_unref(qmp);
+}
+
+static gboolean cli_qmp_notify_cb(gpointer user_data)
+{
+	CliQmp *qmp = user_data;
+
+	g_source_unref(qmp->notify_source);
+	qmp->notify_source = NULL;
+	cli_qmp_notify(qmp);
+	return G_SOURCE_REMOVE;
+}
+
+static void cli_qmp_schedule_notify(CliQmp *qmp)
+{
+	if (qmp->notify_source != NULL)
+		return;
+	qmp->notify_source = g_idle_source_new();
+	g_source_set_callback(qmp->notify_source, cli_qmp_notify_cb, qmp, NULL);
+	g_source_attach(qmp->notify_source, qmp->context);
+}
+
+/* Takes ownership of error; waiters hear of it from the main loop, never re-entrantly. */
+static void cli_qmp_fail(CliQmp *qmp, GError *error)
+{
+	if (!cli_qmp_is_active(qmp)) {
+		g_error_free(error);
+		return;
+	}
+	g_prefix_error(&error, "QMP %s: ", qmp->domain != NULL ? qmp->domain : qmp->path);
+	g_debug("%s", error->message);
+	cli_qmp_teardown(qmp);
+	qmp->state = CLI_QMP_FAILED;
+	qmp->error = error;
+	qmp->call_sent = FALSE;
+	cli_qmp_schedule_notify(qmp);
+}
+
+static const char *cli_qmp_waiting_for(const CliQmp *qmp)
+{
+	CliQmpCall *call = g_queue_peek_head((GQueue *)&qmp->calls);
+
+	if (qmp->state == CLI_QMP_CONNECTING)
+		return "the connection";
+	if (qmp->state == CLI_QMP_GREETING)
+		return "the QMP greeting";
+	if (qmp->state == CLI_QMP_CAPABILITIES)
+		return "the reply to qmp_capabilities";
+	return call != NULL ? call->execute : "nothing";
+}
+
+static gboolean cli_qmp_timeout_cb(gpointer user_data)
+{
+	CliQmp *qmp = user_data;
+	const char *what = cli_qmp_waiting_for(qmp);
+	GError *error;
+
+	if (qmp->state == CLI_QMP_OPEN)
+		error = g_error_new(GB_ERROR, GB_ERROR_TIMEOUT, "no reply to %s within %.1f s",
+		                    what, qmp->timeout);
+	else
+		error = g_error_new(GB_ERROR, GB_ERROR_TIMEOUT, "no %s within %.1f s",
+		                    what + strlen("the "), qmp->timeout);
+	cli_qmp_fail(qmp, error);
+	return G_SOURCE_REMOVE;
+}
+
+/* Each wait (greeting, each reply) gets the full timeout; events do not extend it. */
+static void cli_qmp_arm_timer(CliQmp *qmp)
+{
+	cli_qmp_destroy_source(&qmp->timer);
+	qmp->timer = g_timeout_source_new((guint)MAX(1, qmp->timeout * 1000));
+	g_source_set_callback(qmp->timer, cli_qmp_timeout_cb, qmp, NULL);
+	g_source_attach(qmp->timer, qmp->context);
+}
+
+/* A printable excerpt of a message from the monitor, for error messages. */
+static char *cli_qmp_excerpt(const char *msg, gsize len)
+{
+	g_autofree char *valid = g_utf8_make_valid(msg, (gssize)len);
+	g_autofree char *safe = cli_escape_terminal(valid);
+
+	if (g_utf8_strlen(safe, -1) > CLI_QMP_EXCERPT) {
+		g_autofree char *cut = g_utf8_substring(safe, 0, CLI_QMP_EXCERPT);
+		return g_strdup_printf("%s…", cut);
+	}
+	return g_steal_pointer(&safe);
+}
+
+static void cli_qmp_write(CliQmp *qmp, const char *line)
+{
+	g_byte_array_append(qmp->outbuf, (const guint8 *)line, strlen(line));
+	cli_qmp_flush(qmp);
+}
+
+static void cli_qmp_virsh_done_cb(GObject *source, GAsyncResult *res, gpointer user_data);
+
+/* libvirt: one virsh process per call, its stdout the reply. */
+static void cli_qmp_virsh_send(CliQmp *qmp, CliQmpCall *call)
+{
+	g_autoptr(GSubprocess) proc = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *json = g_strstrip(g_strdup(call->line));
+
+	proc =
+	    g_subprocess_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+	                     &error, qmp->virsh, "qemu-monitor-command", qmp->domain, json, NULL);
+	if (proc == NULL) {
+		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_IO, "cannot run virsh: %s",
+		                              error->message));
+		return;
+	}
+	qmp->cancellable = g_cancellable_new();
+	qmp->proc = g_object_ref(proc);
+	/* the async result is delivered on the context that is thread-default now */
+	g_main_context_push_thread_default(qmp->context);
+	g_subprocess_communicate_utf8_async(proc, NULL, qmp->cancellable, cli_qmp_virsh_done_cb,
+	                                    cli_qmp_ref(qmp));
+	g_main_context_pop_thread_default(qmp->context);
+}
+
+static void cli_qmp_send_next(CliQmp *qmp)
+{
+	CliQmpCall *call;
+
+	if (qmp->state != CLI_QMP_OPEN || qmp->call_sent)
+		return;
+	call = g_queue_peek_head(&qmp->calls);
+	if (call == NULL) {
+		cli_qmp_destroy_source(&qmp->timer);
+		return;
+	}
+	qmp->call_sent = TRUE;
+	cli_qmp_arm_timer(qmp);
+	if (qmp->domain != NULL)
+		cli_qmp_virsh_send(qmp, call);
+	else
+		cli_qmp_write(qmp, call->line);
+}
+
+/* Hands a reply (or its error) to the head call and moves on. */
+static void cli_qmp_complete(CliQmp *qmp, JsonNode *ret, GError *error_in)
+{
+	CliQmpCall *call = g_queue_pop_head(&qmp->calls);
+	g_autoptr(GError) error = error_in;
+
+	qmp->call_sent = FALSE;
+	cli_qmp_ref(qmp);
+	if (ret != NULL) {
+		call->func(qmp, ret, NULL, call->user_data);
+	} else {
+		g_prefix_error(&error, "%s: ", call->execute);
+		call->func(qmp, NULL, error, call->user_data);
+	}
+	cli_qmp_call_free(call);
+	cli_qmp_send_next(qmp);
+	cli_qmp_unref(qmp);
+}
+
+static void cli_qmp_virsh_done_cb(GObject *source, GAsyncResult *res, gpointer user_data)
+{
+	CliQmp *qmp = user_data;
+	GSubprocess *proc = G_SUBPROCESS(source);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(JsonNode) ret = NULL;
+	g_autofree char *out = NULL;
+	g_autofree char *err = NULL;
+
+	if (!g_subprocess_communicate_utf8_finish(proc, res, &out, &err, &error)) {
+		if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+			cli_qmp_fail(
+			    qmp, g_error_new(GB_ERROR, GB_ERROR_IO, "virsh: %s", error->message));
+		cli_qmp_unref(qmp);
+		return;
+	}
+	g_clear_object(&qmp->cancellable);
+	g_clear_object(&qmp->proc);
+	if (qmp->state != CLI_QMP_OPEN) {
+		cli_qmp_unref(qmp);
+		return;
+	}
+	if (!g_subprocess_get_if_exited(proc) || g_subprocess_get_exit_status(proc) != 0) {
+		g_autofree char *why = cli_qmp_excerpt(err != NULL ? g_strstrip(err) : "",
+		                                       err != NULL ? strlen(err) : 0);
+		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_IO, "virsh failed: %s", why));
+		cli_qmp_unref(qmp);
+		return;
+	}
+	/* libvirt rewrites the id: one call at a time is what pairs reply and call here */
+	ret = gb_reply_parse(out, strlen(out), NULL, &error);
+	if (ret == NULL && !g_error_matches(error, GB_ERROR, GB_ERROR_REMOTE) &&
+	    !g_error_matches(error, GB_ERROR, GB_ERROR_COMMAND_NOT_FOUND)) {
+		g_autofree char *what = cli_qmp_excerpt(out, strlen(out));
+		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_PARSE,
+		                              "invalid reply from virsh (%s): %s", error->message,
+		                              what));
+		cli_qmp_unref(qmp);
+		return;
+	}
+	cli_qmp_complete(qmp, ret, g_steal_pointer(&error));
+	cli_qmp_unref(qmp);
+}
+
+static gboolean cli_qmp_id_is(JsonNode *id, gint64 expected)
+{
+	gint64 val = 0;
+
+	return id != NULL && gb_json_node_get_int(id, "id", G_MININT64, G_MAXINT64, &val, NULL) &&
+	       val == expected;
+}
+
+static void cli_qmp_handle_greeting(CliQmp *qmp, JsonObject *obj, const char *msg, gsize len)
+{
+	JsonObject *greeting = NULL;
+	JsonObject *version = NULL;
+	JsonObject *qemu = NULL;
+	gint64 major = 0, minor = 0, micro = 0;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(JsonNode) id = json_node_new(JSON_NODE_VALUE);
+	g_autoptr(GString) line = NULL;
+
+	if (!gb_json_get_object(obj, "QMP", GB_JSON_REQUIRED, &greeting, &error)) {
+		g_autofree char *what = cli_qmp_excerpt(msg, len);
+		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_INVALID_REQUEST,
+		                              "expected the QMP greeting, got %s", what));
+		return;
+	}
+	/* the version is informative only: a monitor without it is still QMP */
+	if (gb_json_get_object(greeting, "version", GB_JSON_REQUIRED, &version, NULL) &&
+	    gb_json_get_object(version, "qemu", GB_JSON_REQUIRED, &qemu, NULL) &&
+	    gb_json_get_int(qemu, "major", GB_JSON_REQUIRED, 0, 9999, &major, NULL) &&
+	    gb_json_get_int(qemu, "minor", GB_JSON_REQUIRED, 0, 9999, &minor, NULL) &&
+	    gb_json_get_int(qemu, "micro", GB_JSON_REQUIRED, 0, 9999, &micro, NULL)) {
+		qmp->version =
+		    g_strdup_printf("%" G_GINT64_FORMAT ".%" G_GINT64_FORMAT ".%" G_GINT64_FORMAT,
+		                    major, minor, micro);
+	}
+	json_node_set_int(id, CLI_QMP_CAPABILITIES_ID);
+	line = gb_request_build("qmp_capabilities", NULL, id);
+	qmp->state = CLI_QMP_CAPABILITIES;
+	cli_qmp_arm_timer(qmp);
+	cli_qmp_write(qmp, line->str);
+}
+
+static void cli_qmp_handle_message(CliQmp *qmp, const char *msg, gsize len)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(JsonNode) root = gb_json_parse(msg, len, &error);
+	g_autoptr(JsonNode) id = NULL;
+	g_autoptr(JsonNode) ret = NULL;
+	CliQmpCall *call;
+	JsonObject *obj;
+
+	if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
+		g_autofree char *what = cli_qmp_excerpt(msg, len);
+		cli_qmp_fail(qmp,
+		             g_error_new(GB_ERROR, GB_ERROR_PARSE, "not a QMP message (%s): %s",
+		                         error != NULL ? error->message : "not an object", what));
+		return;
+	}
+	obj = json_node_get_object(root);
+	if (json_object_has_member(obj, "event")) {
+		qmp->n_events++;
+		return;
+	}
+	if (qmp->state == CLI_QMP_GREETING) {
+		cli_qmp_handle_greeting(qmp, obj, msg, len);
+		return;
+	}
+	ret = gb_reply_parse(msg, len, &id, &error);
+	if (ret == NULL && !g_error_matches(error, GB_ERROR, GB_ERROR_REMOTE) &&
+	    !g_error_matches(error, GB_ERROR, GB_ERROR_COMMAND_NOT_FOUND)) {
+		g_autofree char *what = cli_qmp_excerpt(msg, len);
+		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_INVALID_REQUEST, "%s: %s",
+		                              error->message, what));
+		return;
+	}
+	if (qmp->state == CLI_QMP_CAPABILITIES) {
+		if (!cli_qmp_id_is(id, CLI_QMP_CAPABILITIES_ID) || ret == NULL) {
+			g_autofree char *what = cli_qmp_excerpt(msg, len);
+			cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_INVALID_REQUEST,
+			                              "qmp_capabilities failed: %s", what));
+			return;
+		}
+		qmp->state = CLI_QMP_OPEN;
+		cli_qmp_destroy_source(&qmp->timer);
+		qmp->open_reported = TRUE;
+		cli_qmp_ref(qmp);
+		if (qmp->open_func != NULL)
+			qmp->open_func(qmp, NULL, qmp->user_data);
+		cli_qmp_send_next(qmp);
+		cli_qmp_unref(qmp);
+		return;
+	}
+	call = g_queue_peek_head(&qmp->calls);
+	/* one call at a time: a reply to anything else means the stream is not ours */
+	if (call == NULL || !qmp->call_sent || !cli_qmp_id_is(id, call->id)) {
+		g_autofree char *what = cli_qmp_excerpt(msg, len);
+		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_INVALID_REQUEST,
+		                              "a reply nobody asked for: %s", what));
+		return;
+	}
+	cli_qmp_complete(qmp, ret, g_steal_pointer(&error));
+}
+
+static gboolean cli_qmp_framer_cb(const char *msg, gsize len, const GError *error,
+                                  gpointer user_data)
+{
+	CliQmp *qmp = user_data;
+
+	if (error != NULL) {
+		GError *copy = g_error_copy(error);
+		g_prefix_error(&copy, "garbage while waiting for %s: ", cli_qmp_waiting_for(qmp));
+		cli_qmp_fail(qmp, copy);
+		return FALSE;
+	}
+	cli_qmp_handle_message(qmp, msg, len);
+	return cli_qmp_is_active(qmp);
+}
+
+static gboolean cli_qmp_in_cb(int fd, GIOCondition condition, gpointer user_data)
+{
+	CliQmp *qmp = user_data;
+	guint8 buf[65536];
+	gssize n;
+
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return G_SOURCE_CONTINUE;
+	if (n <= 0) {
+		int errsv = errno;
+		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_CLOSED,
+		                              "the monitor closed the connection while waiting for "
+		                              "%s%s%s",
+		                              cli_qmp_waiting_for(qmp), n < 0 ? ": " : "",
+		                              n < 0 ? g_strerror(errsv) : ""));
+		return G_SOURCE_REMOVE;
+	}
+	cli_qmp_ref(qmp);
+	gb_framer_push(qmp->framer, buf, (gsize)n, cli_qmp_framer_cb, qmp);
+	cli_qmp_unref(qmp);
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean cli_qmp_out_cb(int fd, GIOCondition condition, gpointer user_data)
+{
+	CliQmp *qmp = user_data;
+
+	cli_qmp_destroy_source(&qmp->out_source);
+	cli_qmp_flush(qmp);
+	return G_SOURCE_REMOVE;
+}
+
+static void cli_qmp_flush(CliQmp *qmp)
+{
+	while (qmp->outbuf->len > 0 && qmp->fd >= 0) {
+		gssize n = send(qmp->fd, qmp->outbuf->data, qmp->outbuf->len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			if (qmp->out_source == NULL) {
+				qmp->out_source = g_unix_fd_source_new(qmp->fd, G_IO_OUT);
+				g_source_set_callback(qmp->out_source,
+				                      G_SOURCE_FUNC(cli_qmp_out_cb), qmp, NULL);
+				g_source_attach(qmp->out_source, qmp->context);
+			}
+			return;
+		}
+		if (n < 0) {
+			cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_CLOSED,
+			                              "cannot write to the monitor: %s",
+			                              g_strerror(errno)));
+			return;
+		}
+		g_byte_array_remove_range(qmp->outbuf, 0, (guint)n);
+	}
+}
+
+static void cli_qmp_connected(CliQmp *qmp)
+{
+	struct ucred cred = { 0 };
+	socklen_t len = sizeof(cred);
+
+	/* the pid behind the socket is QEMU itself when it listens locally */
+	if (getsockopt(qmp->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0)
+		qmp->pid = cred.pid;
+	qmp->state = CLI_QMP_GREETING;
+	cli_qmp_arm_timer(qmp);
+	qmp->in_source = g_unix_fd_source_new(qmp->fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
+	g_source_set_callback(qmp->in_source, G_SOURCE_FUNC(cli_qmp_in_cb), qmp, NULL);
+	g_source_attach(qmp->in_source, qmp->context);
+}
+
+static gboolean cli_qmp_connect_done_cb(int fd, GIOCondition condition, gpointer user_data)
+{
+	CliQmp *qmp = user_data;
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	cli_qmp_destroy_source(&qmp->out_source);
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (err != 0) {
+		cli_qmp_fail(
+		    qmp, g_error_new(GB_ERROR, GB_ERROR_IO, "cannot connect: %s", g_strerror(err)));
+		return G_SOURCE_REMOVE;
+	}
+	cli_qmp_connected(qmp);
+	return G_SOURCE_REMOVE;
+}
+
+static void cli_qmp_connect(CliQmp *qmp)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+
+	if (qmp->path[0] == '\0' || strlen(qmp->path) >= sizeof(addr.sun_path)) {
+		cli_qmp_fail(qmp, g_error_new_literal(GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                                      "not a usable unix socket path"));
+		return;
+	}
+	g_strlcpy(addr.sun_path, qmp->path, sizeof(addr.sun_path));
+	qmp->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (qmp->fd < 0) {
+		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_IO, "cannot create a socket: %s",
+		                              g_strerror(errno)));
+		return;
+	}
+	cli_qmp_arm_timer(qmp);
+	if (connect(qmp->fd, (struct sockaddr *)&addr, sizeof(addr)) == 0) {
+		cli_qmp_connected(qmp);
+		return;
+	}
+	if (errno == EINPROGRESS || errno == EINTR || errno == EAGAIN) {
+		qmp->out_source = g_unix_fd_source_new(qmp->fd, G_IO_OUT);
+		g_source_set_callback(qmp->out_source, G_SOURCE_FUNC(cli_qmp_connect_done_cb), qmp,
+		                      NULL);
+		g_source_attach(qmp->out_source, qmp->context);
+		return;
+	}
+	cli_qmp_fail(qmp,
+	             g_error_new(GB_ERROR, GB_ERROR_IO, "cannot connect: %s", g_strerror(errno)));
+}
+
+CliQmp *cli_qmp_open(const char *path, GMainContext *context, double timeout_seconds,
+                     CliQmpOpenFunc func, gpointer user_data)
+{
+	CliQmp *qmp = g_new0(CliQmp, 1);
+
+	qmp->refcount = 1;
+	qmp->state = CLI_QMP_CONNECTING;
+	qmp->context = g_main_context_ref(context);
+	qmp->timeout = timeout_seconds > 0 ? timeout_seconds : 10.0;
+	qmp->fd = -1;
+	qmp->framer = gb_framer_new(CLI_QMP_MAX_MESSAGE, GB_FRAMER_DEFAULT_MAX_DEPTH);
+	qmp->outbuf = g_byte_array_new();
+	qmp->next_id = CLI_QMP_CAPABILITIES_ID + 1;
+	qmp->open_func = func;
+	qmp->user_data = user_data;
+	g_queue_init(&qmp->calls);
+
+	if (g_str_has_prefix(path, "libvirt:")) {
+		qmp->domain = g_strdup(path + strlen("libvirt:"));
+		qmp->path = g_strdup(path);
+		qmp->virsh = g_find_program_in_path("virsh");
+		if (qmp->domain[0] == '\0') {
+			cli_qmp_fail(qmp, g_error_new_literal(GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			                                      "no domain name after libvirt:"));
+		} else if (qmp->virsh == NULL) {
+			cli_qmp_fail(qmp,
+			             g_error_new_literal(GB_ERROR, GB_ERROR_NOT_SUPPORTED,
+			                                 "virsh is not installed (needed to "
+			                                 "reach a monitor that libvirt holds)"));
+		} else {
+			/* no greeting to wait for: libvirt negotiated capabilities already */
+			qmp->state = CLI_QMP_OPEN;
+			cli_qmp_schedule_notify(qmp);
+		}
+		return qmp;
+	}
+	qmp->path = g_strdup(g_str_has_prefix(path, "unix:") ? path + strlen("unix:") : path);
+	cli_qmp_connect(qmp);
+	return qmp;
+}
+
+void cli_qmp_call(CliQmp *qmp, const char *execute, JsonObject *arguments, CliQmpReplyFunc func,
+                  gpointer user_data)
+{
+	CliQmpCall *call;
+	g_autoptr(JsonNode) id = json_node_new(JSON_NODE_VALUE);
+	g_autoptr(GString) line = NULL;
+
+	if (qmp->state == CLI_QMP_CLOSED)
+		return;
+	call = g_new0(CliQmpCall, 1);
+	call->execute = g_strdup(execute);
+	call->id = qmp->next_id++;
+	call->func = func;
+	call->user_data = user_data;
+	json_node_set_int(id, call->id);
+	line = gb_request_build(execute, arguments, id);
+	call->line = g_strdup(line->str);
+	g_queue_push_tail(&qmp->calls, call);
+	if (qmp->state == CLI_QMP_FAILED)
+		cli_qmp_schedule_notify(qmp);
+	else if (qmp->open_reported)
+		cli_qmp_send_next(qmp);
+}
+
+gint64 cli_qmp_get_pid(const CliQmp *qmp)
+{
+	return qmp->pid;
+}
+
+const char *cli_qmp_get_domain(const CliQmp *qmp)
+{
+	return qmp->domain;
+}
+
+guint cli_qmp_get_n_events(const CliQmp *qmp)
+{
+	return qmp->n_events;
+}
+
+const char *cli_qmp_get_version(const CliQmp *qmp)
+{
+	return qmp->version;
+}
+
+void cli_qmp_close(CliQmp *qmp)
+{
+	if (qmp == NULL)
+		return;
+	cli_qmp_teardown(qmp);
+	cli_qmp_destroy_source(&qmp->notify_source);
+	qmp->state = CLI_QMP_CLOSED;
+	cli_qmp_unref(qmp);
+}
