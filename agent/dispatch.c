@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#define G_LOG_DOMAIN "guestbench-agent"
-
 #include "config.h"
 
 #include "commands.h"

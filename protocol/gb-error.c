@@ -3,7 +3,10 @@
 
 #include "gb-error.h"
 
-G_DEFINE_QUARK(guestbench - error - quark, gb_error)
+/* The name is pasted into a string as written: clang-format would space out its dashes. */
+/* clang-format off */
+G_DEFINE_QUARK(guestbench-error-quark, gb_error)
+/* clang-format on */
 
 const char *gb_error_wire_class(const GError *error)
 {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Fails when a C source of the tree is not as .clang-format says (STYLE.md).
+# Fails when a C source of the tree is not as .clang-format says (HACKING.md).
 # Skips (exit 77) where clang-format is not installed, e.g. in a package build.
 set -eu
 src=$1

@@ -62,7 +62,7 @@ JsonNode *agent_cmd_bench_list(AgentContext *agent, JsonObject *args, GError **e
 /* Cancels a running job and joins its thread (agent shutdown). */
 void agent_jobs_shutdown(AgentContext *agent);
 
-/* Added by the job runner / aes / mem (bench1). */
+/* Helpers the job runner and the benchmarks share. */
 
 /* Calls ctx->progress when there is one (tests run benchmarks without a job). */
 static inline void agent_bench_progress(AgentBenchContext *ctx, double fraction, const char *phase)

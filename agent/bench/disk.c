@@ -220,7 +220,7 @@ static char *disk_resolve_dir(const char *scratch, const char *dir, GError **err
 	}
 	/*
 	 * The scratch directory itself must be the real directory: a symlink there
-	 * would move every disk benchmark to wherever it points (issue: refused).
+	 * would move every disk benchmark to wherever it points, so it is refused.
 	 */
 	if (lstat(scratch, &st) == 0 && S_ISLNK(st.st_mode)) {
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,

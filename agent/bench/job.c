@@ -158,12 +158,13 @@ static JsonNode *agent_job_to_json(AgentJob *job, gboolean with_result)
 static void agent_job_progress(AgentBenchContext *bctx, double fraction, const char *phase)
 {
 	AgentJob *job = bctx->job;
+	g_autoptr(GMutexLocker) locker = NULL;
 	double total;
 
 	if (!isfinite(fraction))
 		return;
 	total = ((double)job->current_run + CLAMP(fraction, 0.0, 1.0)) / (double)job->runs;
-	g_mutex_lock(&job->jobs->mutex);
+	locker = g_mutex_locker_new(&job->jobs->mutex);
 	/* progress only ever grows, whatever the benchmark reports */
 	if (total > job->progress)
 		job->progress = MIN(total, 1.0);
@@ -177,7 +178,6 @@ static void agent_job_progress(AgentBenchContext *bctx, double fraction, const c
 			job->phase = g_strdup(phase);
 		}
 	}
-	g_mutex_unlock(&job->jobs->mutex);
 }
 
 /* The key that matches a sample across runs: metric name plus labels. */
@@ -388,24 +388,26 @@ static gpointer agent_job_thread(gpointer data)
 	g_autoptr(GError) error = NULL;
 	JsonNode *result = agent_job_execute(job, &error);
 
-	g_mutex_lock(&jobs->mutex);
-	if (result != NULL) {
-		job->state = AGENT_JOB_DONE;
-		job->result = result;
-		job->progress = 1.0;
-		g_free(job->phase);
-		job->phase = g_strdup("done");
-	} else if (agent_bench_cancelled(&job->bctx) ||
-	           g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
-		job->state = AGENT_JOB_CANCELLED;
-		job->error = g_strdup("Benchmark cancelled");
-	} else {
-		job->state = AGENT_JOB_FAILED;
-		job->error = g_strdup(error != NULL ? error->message : "Benchmark failed");
+	{
+		g_autoptr(GMutexLocker) G_GNUC_UNUSED locker = g_mutex_locker_new(&jobs->mutex);
+
+		if (result != NULL) {
+			job->state = AGENT_JOB_DONE;
+			job->result = result;
+			job->progress = 1.0;
+			g_free(job->phase);
+			job->phase = g_strdup("done");
+		} else if (agent_bench_cancelled(&job->bctx) ||
+		           g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+			job->state = AGENT_JOB_CANCELLED;
+			job->error = g_strdup("Benchmark cancelled");
+		} else {
+			job->state = AGENT_JOB_FAILED;
+			job->error = g_strdup(error != NULL ? error->message : "Benchmark failed");
+		}
+		if (jobs->running == job)
+			jobs->running = NULL;
 	}
-	if (jobs->running == job)
-		jobs->running = NULL;
-	g_mutex_unlock(&jobs->mutex);
 	/* nothing touches the job after this point: the main thread may join and free it */
 	return NULL;
 }
@@ -457,7 +459,7 @@ JsonNode *agent_cmd_bench_start(AgentContext *agent, JsonObject *args, GError **
 	g_autoptr(JsonObject) bench_params = NULL;
 	g_autoptr(JsonObject) normalised = NULL;
 	AgentJob *job;
-	JsonObject *ret;
+	JsonObject *ret = NULL;
 
 	if (!gb_json_check_members(args, allowed, error))
 		return NULL;
@@ -492,42 +494,45 @@ JsonNode *agent_cmd_bench_start(AgentContext *agent, JsonObject *args, GError **
 		return agent_job_node_take(ret);
 	}
 
-	g_mutex_lock(&jobs->mutex);
-	agent_jobs_reap(jobs);
-	if (jobs->running != NULL) {
-		g_set_error(error, GB_ERROR, GB_ERROR_BUSY,
-		            "A benchmark is already running (job %" G_GINT64_FORMAT ", %s)",
-		            jobs->running->id, jobs->running->bench->name);
-		g_mutex_unlock(&jobs->mutex);
-		return NULL;
-	}
-	agent_jobs_trim(jobs);
+	{
+		g_autoptr(GMutexLocker) G_GNUC_UNUSED locker = g_mutex_locker_new(&jobs->mutex);
 
-	job = g_new0(AgentJob, 1);
-	job->jobs = jobs;
-	job->id = jobs->next_id;
-	job->bench = bench;
-	job->params = g_steal_pointer(&normalised);
-	job->runs = runs;
-	job->state = AGENT_JOB_RUNNING;
-	job->phase = g_strdup("starting");
-	job->bctx.config = agent->config;
-	job->bctx.sysroot = agent->config->sysroot != NULL ? agent->config->sysroot : "/";
-	job->bctx.progress = agent_job_progress;
-	job->bctx.job = job;
-	job->thread = g_thread_try_new("gb-bench", agent_job_thread, job, error);
-	if (job->thread == NULL) {
-		g_mutex_unlock(&jobs->mutex);
+		agent_jobs_reap(jobs);
+		if (jobs->running != NULL) {
+			g_set_error(error, GB_ERROR, GB_ERROR_BUSY,
+			            "A benchmark is already running (job %" G_GINT64_FORMAT ", %s)",
+			            jobs->running->id, jobs->running->bench->name);
+			return NULL;
+		}
+		agent_jobs_trim(jobs);
+
+		job = g_new0(AgentJob, 1);
+		job->jobs = jobs;
+		job->id = jobs->next_id;
+		job->bench = bench;
+		job->params = g_steal_pointer(&normalised);
+		job->runs = runs;
+		job->state = AGENT_JOB_RUNNING;
+		job->phase = g_strdup("starting");
+		job->bctx.config = agent->config;
+		job->bctx.sysroot = agent->config->sysroot != NULL ? agent->config->sysroot : "/";
+		job->bctx.progress = agent_job_progress;
+		job->bctx.job = job;
+		job->thread = g_thread_try_new("gb-bench", agent_job_thread, job, error);
+		if (job->thread != NULL) {
+			jobs->next_id++;
+			jobs->running = job;
+			g_ptr_array_add(jobs->jobs, job);
+			ret = json_object_new();
+			json_object_set_int_member(ret, "job", job->id);
+		}
+	}
+	if (ret == NULL) {
+		/* no thread, and never in the list: no one else can see the job */
 		agent_job_free(job);
 		g_prefix_error(error, "Cannot start the benchmark thread: ");
 		return NULL;
 	}
-	jobs->next_id++;
-	jobs->running = job;
-	g_ptr_array_add(jobs->jobs, job);
-	ret = json_object_new();
-	json_object_set_int_member(ret, "job", job->id);
-	g_mutex_unlock(&jobs->mutex);
 	return agent_job_node_take(ret);
 }
 
@@ -543,50 +548,43 @@ static gboolean agent_job_args(JsonObject *args, gint64 *id, GError **error)
 JsonNode *agent_cmd_bench_status(AgentContext *agent, JsonObject *args, GError **error)
 {
 	AgentJobs *jobs = agent_jobs_get(agent);
+	g_autoptr(GMutexLocker) locker = NULL;
 	AgentJob *job;
-	JsonNode *ret;
 	gint64 id = 0;
 
 	if (!agent_job_args(args, &id, error))
 		return NULL;
-	g_mutex_lock(&jobs->mutex);
+	locker = g_mutex_locker_new(&jobs->mutex);
 	agent_jobs_reap(jobs);
 	job = agent_jobs_find(jobs, id, error);
-	if (job == NULL) {
-		g_mutex_unlock(&jobs->mutex);
+	if (job == NULL)
 		return NULL;
-	}
 	if (job->state != AGENT_JOB_RUNNING)
 		job->read = TRUE;
-	ret = agent_job_to_json(job, TRUE);
-	g_mutex_unlock(&jobs->mutex);
-	return ret;
+	return agent_job_to_json(job, TRUE);
 }
 
 JsonNode *agent_cmd_bench_cancel(AgentContext *agent, JsonObject *args, GError **error)
 {
 	AgentJobs *jobs = agent_jobs_get(agent);
+	g_autoptr(GMutexLocker) locker = NULL;
 	AgentJob *job;
 	gint64 id = 0;
 
 	if (!agent_job_args(args, &id, error))
 		return NULL;
-	g_mutex_lock(&jobs->mutex);
+	locker = g_mutex_locker_new(&jobs->mutex);
 	agent_jobs_reap(jobs);
 	job = agent_jobs_find(jobs, id, error);
-	if (job == NULL) {
-		g_mutex_unlock(&jobs->mutex);
+	if (job == NULL)
 		return NULL;
-	}
 	if (job->state != AGENT_JOB_RUNNING) {
 		g_set_error(error, GB_ERROR, GB_ERROR_FAILED,
 		            "Job %" G_GINT64_FORMAT " has already finished", id);
-		g_mutex_unlock(&jobs->mutex);
 		return NULL;
 	}
 	/* the worker sees the flag within 10 ms of work and ends the job as cancelled */
 	g_atomic_int_set(&job->bctx.cancel, 1);
-	g_mutex_unlock(&jobs->mutex);
 	return agent_job_node_take(json_object_new());
 }
 
@@ -600,12 +598,14 @@ JsonNode *agent_cmd_bench_list(AgentContext *agent, JsonObject *args, GError **e
 	if (!gb_json_check_members(args, allowed, error))
 		return NULL;
 	arr = json_array_new();
-	g_mutex_lock(&jobs->mutex);
-	agent_jobs_reap(jobs);
-	for (guint i = 0; i < jobs->jobs->len; i++)
-		json_array_add_element(arr,
-		                       agent_job_to_json(g_ptr_array_index(jobs->jobs, i), FALSE));
-	g_mutex_unlock(&jobs->mutex);
+	{
+		g_autoptr(GMutexLocker) G_GNUC_UNUSED locker = g_mutex_locker_new(&jobs->mutex);
+
+		agent_jobs_reap(jobs);
+		for (guint i = 0; i < jobs->jobs->len; i++)
+			json_array_add_element(
+			    arr, agent_job_to_json(g_ptr_array_index(jobs->jobs, i), FALSE));
+	}
 	ret = json_object_new();
 	json_object_set_array_member(ret, "jobs", arr);
 	return agent_job_node_take(ret);
@@ -617,10 +617,12 @@ void agent_jobs_shutdown(AgentContext *agent)
 
 	if (jobs == NULL)
 		return;
-	g_mutex_lock(&jobs->mutex);
-	if (jobs->running != NULL)
-		g_atomic_int_set(&jobs->running->bctx.cancel, 1);
-	g_mutex_unlock(&jobs->mutex);
+	{
+		g_autoptr(GMutexLocker) G_GNUC_UNUSED locker = g_mutex_locker_new(&jobs->mutex);
+
+		if (jobs->running != NULL)
+			g_atomic_int_set(&jobs->running->bctx.cancel, 1);
+	}
 	/* agent_job_free() joins each thread; the worker needs the lock to finish */
 	g_ptr_array_unref(jobs->jobs);
 	g_mutex_clear(&jobs->mutex);

@@ -53,8 +53,10 @@ for applet in $("$busybox" --list); do
 	[ -e "$stage/bin/$applet" ] || ln -s busybox "$stage/bin/$applet"
 done
 
-# Modules in dependency order (DESIGN.md's verified recipe, plus virtio-scsi
-# and the CD-ROM driver).
+# Modules in dependency order: virtio and its console (the agent's port), the
+# disks (virtio-blk, IDE through ata_piix: the cloud kernel has no AHCI, so the
+# emulated disk is on -machine pc; the CD-ROM; virtio-scsi) and the NICs
+# (virtio-net, and vmxnet3 as the emulated one: the cloud kernel has no e1000).
 mods="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_console
 virtio_blk scsi_common scsi_mod libata ata_piix sd_mod cdrom sr_mod virtio_scsi failover
 net_failover virtio_net vmxnet3"

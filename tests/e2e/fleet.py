@@ -16,7 +16,8 @@ import socket
 import subprocess
 import time
 
-# The configurations of the field reports (issue: real guests).
+# Guests in the configurations of the field reports the tool answers (README.md),
+# plus one with its disk on virtio-scsi.
 GUESTS = {
     "legacy": {
         "machine": "pc", "cpu": "qemu64", "smp": 1, "mem": 512,

@@ -159,7 +159,7 @@ static void test_job_busy_and_cancel(void)
 			break;
 		g_usleep(1000);
 	}
-	/* the bound: cancel takes effect within 100 ms */
+	/* the documented bound: cancel takes effect within 100 ms (protocol/BENCH.md) */
 	g_assert_cmpint(g_get_monotonic_time() - t0, <, 100 * 1000);
 	g_assert_cmpstr(json_object_get_string_member(st, "state"), ==, "cancelled");
 	g_assert_cmpstr(json_object_get_string_member(st, "error"), ==, "Benchmark cancelled");

@@ -269,6 +269,12 @@ static void test_reply_errors(void)
 	}
 }
 
+/* The domain's name shows in GError dumps and G_DEBUG output; it must read as one word. */
+static void test_error_quark(void)
+{
+	g_assert_cmpstr(g_quark_to_string(GB_ERROR), ==, "guestbench-error-quark");
+}
+
 static JsonNode *reply_parse_str(const char *text, JsonNode **id_out, GError **error)
 {
 	return gb_reply_parse(text, strlen(text), id_out, error);
@@ -406,6 +412,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/message/request/build", test_request_build);
 	g_test_add_func("/message/reply/builders", test_reply_builders);
 	g_test_add_func("/message/reply/errors", test_reply_errors);
+	g_test_add_func("/message/error/quark", test_error_quark);
 	g_test_add_func("/message/reply/parse", test_reply_parse);
 	g_test_add_func("/message/reply/parse-roundtrip", test_reply_parse_roundtrip);
 	g_test_add_func("/message/reply/parse-hostile", test_reply_parse_hostile);
