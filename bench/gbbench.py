@@ -3,8 +3,12 @@
 
 Every script: builds (or reuses) a build directory, starts what it measures in
 a private temporary directory, interleaves our runs with the reference tool's
-(A B B A A B ..., the order flipping every pair), prints a Markdown table and appends it, with the date, the
-machine and the versions, to the data section of BENCHMARKS.md.
+(A B B A A B ..., the order flipping every pair), prints a Markdown table, and
+writes what it measured as data (a Result) to
+bench/results/DATE-COMMIT-SCRIPT.json: the date, the commit, the machine, the
+versions, the exact commands, both sides' runs, medians and CVs, the pair
+ratios and the goal each ratio is held to. bench/make-benchmarks-md makes
+BENCHMARKS.md from the latest of those files.
 """
 import argparse
 import contextlib
@@ -12,6 +16,7 @@ import datetime
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -22,7 +27,13 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA_MARK = "<!-- bench/ scripts append their tables below this line -->"
+RESULTS = os.environ.get("GB_BENCH_RESULTS") or os.path.join(ROOT, "bench", "results")
+RESULT_FORMAT = "guestbench-bench-result/1"
+
+# Goals for a ratio ours / reference (bench/make-benchmarks-md shows each ratio against its own)
+FIDELITY = {"low": 0.97, "high": 1.03}  # 0.9-1.1 is "near", anything else "NO"
+GUEST_BAR = {"low": 0.85, "high": 1.15}  # in a TCG guest: the looser bar, within 15 %
+AHEAD = {"below": 1.0}  # cost: less than qemu-ga's
 
 
 def _sigterm(signum, frame):
@@ -39,8 +50,14 @@ def parser(description):
                    help="meson build directory (configured and built if missing)")
     p.add_argument("--quick", action="store_true", help="fewer and shorter runs")
     p.add_argument("--runs", type=int, default=None, help="interleaved runs per side")
-    p.add_argument("--no-append", action="store_true", help="print only, do not touch BENCHMARKS.md")
+    add_result_options(p)
     return p
+
+
+def add_result_options(p):
+    p.add_argument("--results", default=RESULTS, metavar="DIR",
+                   help="where the result file goes (default bench/results, or $GB_BENCH_RESULTS)")
+    p.add_argument("--no-save", action="store_true", help="print only, write no result file")
 
 
 def ensure_build(build):
@@ -58,26 +75,50 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
 
 
-def machine():
+def machine_info():
+    """The machine as data: CPU model, cores, kernel, memory, load average."""
     cpu = "?"
     with open("/proc/cpuinfo") as f:
         for line in f:
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-    load = open("/proc/loadavg").read().split()[:3]
-    return "%s, %d cores, kernel %s, load %s" % (cpu, os.cpu_count(), os.uname().release,
-                                                 "/".join(load))
+    mem = None
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                mem = int(line.split()[1])
+                break
+    load = [float(x) for x in open("/proc/loadavg").read().split()[:3]]
+    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": os.uname().release,
+            "memory_kib": mem, "load": load}
+
+
+def machine():
+    m = machine_info()
+    return "%s, %d cores, kernel %s, %s memory, load %s" % (
+        m["cpu"], m["cores"], m["kernel"],
+        "%.1f GiB" % (m["memory_kib"] / (1 << 20)) if m["memory_kib"] else "?",
+        "/".join("%.2f" % x for x in m["load"]))
+
+
+def git_commit():
+    """(short commit, tree has uncommitted changes) of ROOT; ("nocommit", None) outside git."""
+    try:
+        r = sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"])
+        if r.returncode != 0 or not r.stdout.strip():
+            return "nocommit", None
+        dirty = sh(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).stdout
+        return r.stdout.strip(), bool(dirty.strip())
+    except OSError:
+        return "nocommit", None
 
 
 def versions(cli, extra=()):
     out = ["guestbench " + sh([cli, "--version"]).stdout.strip().split()[-1]]
-    try:
-        rev = sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).stdout.strip()
-        dirty = sh(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).stdout
-        out[0] += " (git %s%s)" % (rev, "+changes" if dirty.strip() else "")
-    except OSError:
-        pass
+    rev, dirty = git_commit()
+    if dirty is not None:
+        out[0] += " (git %s%s)" % (rev, "+changes" if dirty else "")
     for cmd in extra:
         r = sh(cmd)
         line = (r.stdout or r.stderr).strip().splitlines()
@@ -98,7 +139,7 @@ def cv(xs):
 
 
 def pct(x):
-    return "-" if x != x else "%.1f%%" % (100 * x)
+    return "-" if x is None or x != x else "%.1f%%" % (100 * x)
 
 
 def fmt(x, digits=3):
@@ -109,17 +150,32 @@ def fmt(x, digits=3):
     return "%.*g" % (digits, x)
 
 
-def ratio_cell(ours, ref):
-    """Median and range of the per-pair ratios of interleaved runs."""
-    pairs = [a / b for a, b in zip(ours, ref) if b]
-    if not pairs:
-        return "-", float("nan")
-    m = median(pairs)
-    return "%.3f (%.3f-%.3f)" % (m, min(pairs), max(pairs)), m
+def ratio_text(c):
+    """A comparison's ratio as "median (min-max)" of its pair ratios."""
+    if c["ratio"] is None:
+        return "-"
+    if c.get("ratio_range"):
+        return "%.3f (%.3f-%.3f)" % (c["ratio"], c["ratio_range"][0], c["ratio_range"][1])
+    return "%.3f" % c["ratio"]
+
+
+def cells(c):
+    """ours, reference, ratio, CV ours, CV reference: the table cells of a comparison."""
+    return [fmt(c["ours"]["value"]), fmt(c["reference"]["value"]), ratio_text(c),
+            pct(c["ours"].get("cv")), pct(c["reference"].get("cv"))]
+
+
+def met(goal, ratio):
+    """True or False against GOAL; None when there is no ratio (no goal, or 0 against 0)."""
+    if not goal or ratio is None or ratio != ratio:
+        return None
+    if "below" in goal:
+        return ratio < goal["below"]
+    return goal["low"] <= ratio <= goal["high"]
 
 
 def verdict(r, lo=0.97, hi=1.03, hard_lo=0.9, hard_hi=1.1):
-    if r != r:
+    if r is None or r != r:
         return "-"
     if lo <= r <= hi:
         return "yes"
@@ -156,28 +212,166 @@ def table(header, rows):
     return "\n".join(lines)
 
 
-def report(args, title, cli, body, extra_versions=(), notes=()):
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    text = "### %s (%s)\n\n" % (title, now)
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def _iso(t):
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Result:
+    """What one run of one script measured, as data; report() writes it as JSON.
+
+    comparisons: ours against a reference, each with both sides' runs (or one
+    figure each), medians, CVs, the pair ratios, the goal and whether it is met;
+    figures: single values without a reference (a floor, a peak); tables: rows
+    worth keeping that are neither; commands: the exact command lines per test.
+    """
+
+    def __init__(self, script, reference, runs=None):
+        self.started = _now()
+        self.doc = {"format": RESULT_FORMAT, "script": script, "reference": reference,
+                    "runs": runs, "setup": None, "comparisons": [], "figures": [],
+                    "tables": [], "notes": [], "commands": {}}
+
+    def pairs(self, section, group, name, unit, ours, ref, goal, reference=None,
+              control=False):
+        """Interleaved runs: OURS[i] and REF[i] ran next to each other; returns the comparison."""
+        ratios = [a / b for a, b in zip(ours, ref) if b]
+        r = median(ratios) if ratios else None
+        c = {"section": section, "group": group, "name": name, "unit": unit,
+             "ours": {"value": median(ours), "stat": "median", "cv": cv(ours), "runs": list(ours)},
+             "reference": {"name": reference or self.doc["reference"], "value": median(ref),
+                           "stat": "median", "cv": cv(ref), "runs": list(ref)},
+             "ratio": r, "ratio_range": [min(ratios), max(ratios)] if ratios else None,
+             "pair_ratios": ratios, "goal": goal, "met": met(goal, r), "control": control}
+        self.doc["comparisons"].append(c)
+        return c
+
+    def values(self, section, group, name, unit, ours, ref, goal, reference=None, stat=None,
+               **extra):
+        """One figure a side (a quantile, a size, a median of runs); ratio = OURS / REF."""
+        r = ours / ref if ref else (None if ours == ref else float("inf"))
+        c = {"section": section, "group": group, "name": name, "unit": unit,
+             "ours": dict({"value": ours}, **({"stat": stat} if stat else {})),
+             "reference": dict({"name": reference or self.doc["reference"], "value": ref},
+                               **({"stat": stat} if stat else {})),
+             "ratio": r, "goal": goal, "met": met(goal, r), "control": False}
+        c.update(extra)
+        self.doc["comparisons"].append(c)
+        return c
+
+    def figure(self, section, name, value, unit, **extra):
+        """A figure without a reference (a floor, a peak, a count)."""
+        self.doc["figures"].append(dict({"section": section, "name": name, "value": value,
+                                         "unit": unit}, **extra))
+
+    def table(self, section, title, header, rows):
+        self.doc["tables"].append({"section": section, "title": title, "header": list(header),
+                                   "rows": [list(r) for r in rows]})
+
+    def command(self, key, ours=None, reference=None):
+        """The first command line of each side of test KEY (argv lists or strings)."""
+        entry = self.doc["commands"].setdefault(key, {"ours": None, "reference": None})
+        for side, argv in (("ours", ours), ("reference", reference)):
+            if argv is not None and entry[side] is None:
+                entry[side] = argv if isinstance(argv, str) else " ".join(str(a) for a in argv)
+
+
+def _clean(x):
+    """JSON has no NaN or infinity: null instead; floats to 6 decimals."""
+    if isinstance(x, float):
+        return None if x != x or x in (float("inf"), float("-inf")) else round(x, 6)
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    return x
+
+
+def _flat(x):
+    return not isinstance(x, (dict, list)) or (
+        isinstance(x, list) and not any(isinstance(v, (dict, list)) for v in x))
+
+
+def dump_json(doc, indent=0):
+    """JSON for reading and diffing: objects indented, lists of plain values (runs, a header,
+    a table row) and small flat objects on one line."""
+    pad, inner = " " * indent, " " * (indent + 2)
+    if isinstance(doc, dict):
+        if not doc:
+            return "{}"
+        one = json.dumps(doc)
+        if all(_flat(v) for v in doc.values()) and len(one) + indent < 90:
+            return one
+        items = ["%s%s: %s" % (inner, json.dumps(k), dump_json(v, indent + 2))
+                 for k, v in doc.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(doc, list) and any(isinstance(v, (dict, list)) for v in doc):
+        if all(isinstance(v, list) and not any(isinstance(w, (dict, list)) for w in v)
+               for v in doc):
+            # a table's rows: one line each
+            return "[\n" + ",\n".join(inner + json.dumps(v) for v in doc) + "\n" + pad + "]"
+        return "[\n" + ",\n".join(inner + dump_json(v, indent + 2) for v in doc) + "\n" + pad + "]"
+    return json.dumps(doc)
+
+
+def result_path(results, date, commit, script):
+    """RESULTS/YYYY-MM-DDTHHMM-COMMIT-SCRIPT.json (with seconds if the minute is taken)."""
+    path = os.path.join(results, "%s-%s-%s.json" % (date.strftime("%Y-%m-%dT%H%M"), commit, script))
+    if os.path.exists(path):
+        path = os.path.join(results, "%s-%s-%s.json" % (date.strftime("%Y-%m-%dT%H%M%S"), commit,
+                                                        script))
+    return path
+
+
+def report(args, res, cli, body, extra_versions=(), notes=()):
+    """Prints the run as Markdown and writes RES, completed, to the results directory."""
+    done = _now()
+    rev, dirty = git_commit()
     command = " ".join(["bench/" + os.path.basename(sys.argv[0])] + sys.argv[1:])
-    text += "Machine: %s. Versions: %s. Command: `%s`.\n\n" % (
-        machine(), versions(cli, extra_versions), command)
+    vers = versions(cli, extra_versions)
+    text = "### %s (%s)\n\n" % (res.doc["script"], done.strftime("%Y-%m-%d %H:%M UTC"))
+    text += "Machine: %s. Versions: %s. Command: `%s`.\n\n" % (machine(), vers, command)
     text += body.rstrip() + "\n"
     for n in notes:
         text += "\n" + n + "\n"
     print(text)
-    if args.no_append:
-        return
-    path = os.path.join(ROOT, "BENCHMARKS.md")
-    with open(path) as f:
-        doc = f.read()
-    if DATA_MARK not in doc:
-        doc = doc.rstrip() + "\n\n## Data\n\n" + DATA_MARK + "\n"
-    doc = doc.rstrip() + "\n\n" + text
+    doc = {"format": res.doc["format"], "script": res.doc["script"], "date": _iso(done),
+           "started": _iso(res.started) if res.started else None, "commit": rev, "dirty": dirty, "command": command,
+           "machine": machine_info(), "versions": vers.split("; ")}
+    doc.update((k, v) for k, v in res.doc.items() if k not in doc)
+    doc["notes"] = list(res.doc["notes"]) + list(notes)
+    if args.no_save:
+        return None
+    os.makedirs(args.results, exist_ok=True)
+    path = result_path(args.results, done, rev, res.doc["script"])
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        f.write(doc)
+        f.write(dump_json(_clean(doc)) + "\n")
     os.replace(tmp, path)
+    rel = os.path.relpath(path)
+    print("result: " + (path if rel.startswith("..") else rel), file=sys.stderr)
+    return path
+
+
+def parse_table(text):
+    """A Markdown table (as table() prints it) back into (header, rows): numbers as numbers."""
+    def cell(x):
+        x = x.strip()
+        if x in ("-", ""):
+            return None
+        try:
+            return int(x.replace(",", "")) if re.fullmatch(r"-?[\d,]+", x) else float(x)
+        except ValueError:
+            return x
+
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("|")]
+    split = [[c.strip() for c in ln.strip("|").split("|")] for ln in lines]
+    if len(split) < 2:
+        return None, []
+    return split[0], [[cell(c) for c in r] for r in split[2:]]
 
 
 # ---- processes -------------------------------------------------------------
@@ -377,17 +571,27 @@ class Qga:
         self.sock.close()
 
 
-def _append_main():
-    """`gbbench.py TITLE CLI [NOTE]`: append stdin (a table) as one data entry (for shell scripts)."""
+def _record_main():
+    """`gbbench.py SCRIPT CLI COMMAND`: print and record stdin (a Markdown table) as a result.
+
+    For the shell scripts (fleet-scale): the table is kept as data, numbers as numbers.
+    """
     p = argparse.ArgumentParser()
-    p.add_argument("title")
+    p.add_argument("script")
     p.add_argument("cli")
     p.add_argument("command", help="the command line that produced the table")
-    p.add_argument("--no-append", action="store_true")
+    p.add_argument("--reference", default=None, help="what the table compares against")
+    add_result_options(p)
     args = p.parse_args()
     sys.argv = args.command.split()
-    report(args, args.title, args.cli, sys.stdin.read())
+    body = sys.stdin.read()
+    res = Result(args.script, args.reference)
+    res.started = None  # the table was measured before it came here
+    header, rows = parse_table(body)
+    if header:
+        res.table(args.script, args.script, header, rows)
+    report(args, res, args.cli, body)
 
 
 if __name__ == "__main__":
-    _append_main()
+    _record_main()

@@ -9,7 +9,7 @@
  * inside the timed region (iozone -e). Nothing else runs per request: no
  * clock reads, no statistics.
  *
- * It is not the reference of the issue (fio is); it tells what the device
+ * It is not the reference (fio is); it tells what the device
  * gives a program that adds nothing of its own per request, so that a gap
  * between bench disk and fio can be put on one side or the other. Under
  * emulation (TCG) whatever a tool does around each request weighs far more
