@@ -7,6 +7,41 @@
 #include <unistd.h>
 
 #include "commands/commands.h"
+#include "render/escape.h"
+
+/*
+ * Log lines (g_debug with --verbose or G_MESSAGES_DEBUG, g_message, g_warning)
+ * quote what guests sent, raw: escape the message where it is printed, then
+ * let GLib's default writer filter and print it as usual.
+ */
+static GLogWriterOutput cli_log_writer(GLogLevelFlags log_level, const GLogField *fields,
+                                       gsize n_fields, gpointer user_data)
+{
+	g_autofree GLogField *copy = NULL;
+	g_autofree char *message = NULL;
+	const char *domain = NULL;
+
+	for (gsize i = 0; i < n_fields; i++) {
+		if (g_strcmp0(fields[i].key, "GLIB_DOMAIN") == 0)
+			domain = fields[i].value;
+	}
+	if (g_log_writer_default_would_drop(log_level, domain))
+		return G_LOG_WRITER_HANDLED;
+	copy = g_memdup2(fields, sizeof(*fields) * n_fields);
+	for (gsize i = 0; i < n_fields; i++) {
+		g_autofree char *text = NULL;
+
+		if (g_strcmp0(copy[i].key, "MESSAGE") != 0 || copy[i].value == NULL)
+			continue;
+		text = copy[i].length < 0 ? g_strdup(copy[i].value)
+		                          : g_strndup(copy[i].value, copy[i].length);
+		g_free(message);
+		message = cli_escape_terminal(text);
+		copy[i].value = message;
+		copy[i].length = -1;
+	}
+	return g_log_writer_default(log_level, copy, n_fields, user_data);
+}
 
 int main(int argc, char **argv)
 {
@@ -14,6 +49,7 @@ int main(int argc, char **argv)
 	g_autoptr(GError) error = NULL;
 
 	setlocale(LC_ALL, "");
+	g_log_set_writer_func(cli_log_writer, NULL, NULL);
 	/* a guest that hangs up mid-write is an error for that guest, not the end of us */
 	signal(SIGPIPE, SIG_IGN);
 	g_set_prgname("guestbench");

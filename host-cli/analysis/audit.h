@@ -12,6 +12,7 @@ typedef enum {
 	CLI_LEVEL_WARN,
 	CLI_LEVEL_FAIL,
 } CliLevel;
+#define CLI_LEVEL_COUNT (CLI_LEVEL_FAIL + 1)
 
 /* One audit finding; all strings owned. subject is e.g. "cpu", "block/vda", "net/eth0". */
 typedef struct {
@@ -56,31 +57,32 @@ CliLevel cli_audit_worst(GPtrArray *findings);
 JsonNode *cli_audit_findings_to_json(GPtrArray *findings);
 
 /*
- * Aligned text, one line per finding ("guest  LEVEL  RULE  subject  detail"),
- * the hint on an indented line below it. Guest-provided text is escaped.
- * ANSI colours only when color is TRUE. only_warn_fail hides PASS and NOTE.
- */
-void cli_audit_render_table(GString *out, const char *guest, GPtrArray *findings, gboolean color,
-                            gboolean only_warn_fail);
-
-/* CSV (RFC 4180 quoting, "\n" line ends): the header line, then one row per finding. */
-void cli_audit_render_csv_header(GString *out);
-void cli_audit_render_csv_rows(GString *out, const char *guest, GPtrArray *findings);
-
-/* Appends one RFC 4180 field: quoted when it holds a comma, quote, CR or LF. */
-void cli_csv_append_field(GString *out, const char *field);
-
-/*
  * Fleet summary: per rule, how many guests had it at each level (a guest
  * counts once per rule, at its worst level for that rule) and which guests.
  */
 typedef struct _CliAuditSummary CliAuditSummary;
 
+/* One rule of the summary: per level, how many guests and which. */
+typedef struct {
+	char *rule;
+	guint counts[CLI_LEVEL_COUNT];
+	GPtrArray *guests[CLI_LEVEL_COUNT];
+} CliAuditSummaryRule;
+
+/* The summary is read by the renderers (render/audit-view.c). */
+struct _CliAuditSummary {
+	guint n_guests;
+	CliLevel worst;
+	GPtrArray *rules;  /* CliAuditSummaryRule, in the order first seen */
+	GHashTable *by_id; /* rule id -> CliAuditSummaryRule (borrowed) */
+};
+
+/* Its rules in table order, then unknown rule ids as first seen (CliAuditSummaryRule). */
+GPtrArray *cli_audit_summary_ordered(CliAuditSummary *summary);
+
 CliAuditSummary *cli_audit_summary_new(void);
 void cli_audit_summary_free(CliAuditSummary *summary);
 void cli_audit_summary_add(CliAuditSummary *summary, const char *guest, GPtrArray *findings);
-/* Rules in table order, then any other rule ids in the order first seen. */
-void cli_audit_summary_render_table(CliAuditSummary *summary, GString *out);
 /*
  * {"guests": N, "worst": LEVEL, "rules": [{"rule", "counts": {"PASS": n, "NOTE": n,
  * "WARN": n, "FAIL": n}, "guests": {"PASS": [...], "NOTE": [...], ...}}]}

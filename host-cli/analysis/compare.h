@@ -110,25 +110,7 @@ gboolean cli_comparison_add_file(CliComparison *cmp, const char *path, const cha
 /* Builds rows, ratios, significance, pair summaries and parameter mismatches. */
 gboolean cli_comparison_compute(CliComparison *cmp, GError **error);
 
-/* Two-sided p of Welch's t-test on two samples given as mean, stddev and count (n >= 2). */
-double cli_compare_welch_p(double m1, double s1, guint n1, double m2, double s2, guint n2);
-/* Two-sided p that a single value x comes from a sample (mean, stddev, n >= 2). */
-double cli_compare_single_p(double x, double mean, double stddev, guint n);
-/* Two-sided tail probability of Student's t with df degrees of freedom. */
-double cli_compare_student_t_p(double t, double df);
-
-/* "128.88 MB/s", "1.23 µs", "12.5 %": SI prefixes, the unit always shown. */
-char *cli_compare_format_value(double value, const char *unit);
-/* "1.94x" */
-char *cli_compare_format_ratio(double ratio);
-/* "+93.8%" from a ratio */
-char *cli_compare_format_change(double ratio);
-/* "host is 1.94x kvm64 at 16 KiB" */
-char *cli_compare_row_sentence(CliComparison *cmp, guint row, guint column);
-
-/* Renderers: text (aligned tables), the JSON document, CSV (one line per row and column). */
-GString *cli_comparison_render_text(CliComparison *cmp);
-JsonNode *cli_comparison_to_json(CliComparison *cmp);
-GString *cli_comparison_render_csv(CliComparison *cmp);
+/* Rows [first, end) of one metric start at first; returns end. */
+guint cli_compare_group_end(CliComparison *cmp, guint first);
 
 G_END_DECLS

@@ -2,7 +2,6 @@
 #pragma once
 
 #include "analysis/audit.h"
-#include "fleet/app.h"
 
 G_BEGIN_DECLS
 
@@ -28,14 +27,5 @@ const CliAuditRuleInfo *cli_host_rules(guint *n_rules);
  * CPU-NO-AESNI), the others are appended. host_findings is emptied.
  */
 void cli_host_rules_merge(GPtrArray *findings, GPtrArray *host_findings);
-
-/*
- * host-check: the hypervisor's own readiness, read under sysroot (NULL or
- * "/" for the real host). One CliFinding per check (rule = check id, subject
- * = what was checked). Never NULL.
- */
-GPtrArray *cli_host_check_collect(const char *sysroot);
-/* The "host-check" command's run() (commands.c). */
-int cli_host_check_run(CliApp *app, GError **error);
 
 G_END_DECLS

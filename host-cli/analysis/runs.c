@@ -9,19 +9,19 @@
 
 #include "guestbench-protocol.h"
 
-#include "analysis/results.h"
+#include "analysis/runs.h"
 
 /* Saved documents are the CLI's own output, but a user may drop anything in the dir. */
 #define CLI_RESULTS_MAX_FILE_SIZE (64 * 1024 * 1024)
 /* Names tried before giving up: more runs in one second than this is a runaway loop. */
 #define CLI_RESULTS_MAX_SUFFIX 1000
 
-char *cli_results_default_dir(void)
+char *cli_runs_default_dir(void)
 {
 	return g_build_filename(g_get_user_data_dir(), "guestbench", "results", NULL);
 }
 
-char *cli_results_file_name(GDateTime *when, const char *command, guint n)
+char *cli_runs_file_name(GDateTime *when, const char *command, guint n)
 {
 	g_autofree char *stamp = g_date_time_format(when, "%Y-%m-%dT%H-%M-%SZ");
 	g_autofree char *safe = g_strdup(command != NULL && command[0] != '\0' ? command : "run");
@@ -56,8 +56,8 @@ static gboolean cli_results_write_all(int fd, const char *data, gsize len, GErro
 	return TRUE;
 }
 
-char *cli_results_save(const char *dir, GDateTime *when, const char *command, const char *doc,
-                       gsize len, GError **error)
+char *cli_runs_save(const char *dir, GDateTime *when, const char *command, const char *doc,
+                    gsize len, GError **error)
 {
 	g_autofree char *tmp = g_build_filename(dir, ".save-XXXXXX", NULL);
 	g_autoptr(GDateTime) utc = g_date_time_to_utc(when);
@@ -86,7 +86,7 @@ char *cli_results_save(const char *dir, GDateTime *when, const char *command, co
 	close(fd);
 	/* link() refuses an existing name: the complete file appears under a name no run had */
 	for (guint n = 1; n <= CLI_RESULTS_MAX_SUFFIX; n++) {
-		g_autofree char *name = cli_results_file_name(utc, command, n);
+		g_autofree char *name = cli_runs_file_name(utc, command, n);
 		g_autofree char *path = g_build_filename(dir, name, NULL);
 
 		if (link(tmp, path) == 0) {
@@ -106,7 +106,7 @@ char *cli_results_save(const char *dir, GDateTime *when, const char *command, co
 	return NULL;
 }
 
-void cli_result_entry_free(CliResultEntry *entry)
+void cli_run_entry_free(CliRunEntry *entry)
 {
 	if (entry == NULL)
 		return;
@@ -138,7 +138,7 @@ static char *cli_results_id_to_date(const char *id)
 }
 
 /* Reads the document's command and guest names with the typed accessors only. */
-static gboolean cli_results_read(CliResultEntry *entry, GError **error)
+static gboolean cli_results_read(CliRunEntry *entry, GError **error)
 {
 	g_autofree char *data = NULL;
 	g_autoptr(JsonNode) root = NULL;
@@ -197,16 +197,16 @@ static gboolean cli_results_read(CliResultEntry *entry, GError **error)
 
 static gint cli_results_compare(gconstpointer a, gconstpointer b)
 {
-	const CliResultEntry *ea = *(const CliResultEntry *const *)a;
-	const CliResultEntry *eb = *(const CliResultEntry *const *)b;
+	const CliRunEntry *ea = *(const CliRunEntry *const *)a;
+	const CliRunEntry *eb = *(const CliRunEntry *const *)b;
 
 	return strcmp(ea->id, eb->id);
 }
 
-GPtrArray *cli_results_list(const char *dir, GError **error)
+GPtrArray *cli_runs_list(const char *dir, GError **error)
 {
 	g_autoptr(GPtrArray) entries =
-	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_result_entry_free);
+	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_run_entry_free);
 	g_autoptr(GDir) gdir = NULL;
 	g_autoptr(GError) error_local = NULL;
 	const char *name;
@@ -220,13 +220,13 @@ GPtrArray *cli_results_list(const char *dir, GError **error)
 		return NULL;
 	}
 	while ((name = g_dir_read_name(gdir)) != NULL) {
-		g_autoptr(CliResultEntry) entry = NULL;
+		g_autoptr(CliRunEntry) entry = NULL;
 		g_autoptr(GError) error_read = NULL;
 
 		/* ".save-XXXXXX" is a run being written right now */
 		if (name[0] == '.' || !g_str_has_suffix(name, ".json"))
 			continue;
-		entry = g_new0(CliResultEntry, 1);
+		entry = g_new0(CliRunEntry, 1);
 		entry->id = g_strndup(name, strlen(name) - strlen(".json"));
 		entry->path = g_build_filename(dir, name, NULL);
 		entry->date = cli_results_id_to_date(entry->id);

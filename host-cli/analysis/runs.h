@@ -14,14 +14,14 @@ G_BEGIN_DECLS
  */
 
 /* $XDG_DATA_HOME/guestbench/results (g_get_user_data_dir()). */
-char *cli_results_default_dir(void);
+char *cli_runs_default_dir(void);
 
 /*
  * The file name for a run: "2026-12-02T11-40-05Z-bench-aes.json" for
  * command "bench-aes" at that UTC time; n > 1 adds "-N" before ".json".
  * Characters other than [A-Za-z0-9._-] in command become '-'.
  */
-char *cli_results_file_name(GDateTime *when, const char *command, guint n);
+char *cli_runs_file_name(GDateTime *when, const char *command, guint n);
 
 /*
  * Writes doc to a new file in dir (created with mode 0700 when missing):
@@ -29,8 +29,8 @@ char *cli_results_file_name(GDateTime *when, const char *command, guint n);
  * a reader never sees half a document and no earlier run is overwritten.
  * Returns the path of the new file.
  */
-char *cli_results_save(const char *dir, GDateTime *when, const char *command, const char *doc,
-                       gsize len, GError **error);
+char *cli_runs_save(const char *dir, GDateTime *when, const char *command, const char *doc,
+                    gsize len, GError **error);
 
 typedef struct {
 	char *id;      /* the file name without ".json" */
@@ -39,16 +39,16 @@ typedef struct {
 	char *command; /* the document's "command" plus the benchmark's "test" when present */
 	GStrv guests;  /* guest names, in document order */
 	char *error;   /* why the file could not be read; the other members may be NULL */
-} CliResultEntry;
+} CliRunEntry;
 
-void cli_result_entry_free(CliResultEntry *entry);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliResultEntry, cli_result_entry_free)
+void cli_run_entry_free(CliRunEntry *entry);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliRunEntry, cli_run_entry_free)
 
 /*
  * Every *.json file in dir, oldest first (by id). A file that cannot be read
  * or is not a guestbench document is listed with its error set. A missing dir
  * is an empty list, not an error.
  */
-GPtrArray *cli_results_list(const char *dir, GError **error);
+GPtrArray *cli_runs_list(const char *dir, GError **error);
 
 G_END_DECLS

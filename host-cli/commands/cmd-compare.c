@@ -7,8 +7,9 @@
 #include "guestbench-protocol.h"
 
 #include "commands/cmd-compare.h"
-#include "analysis/compare.h"
+#include "commands/commands.h"
 #include "render/report.h"
+#include "render/compare-view.h"
 
 /*
  * --by is parsed into this: CliApp has no slot for command options, and the
@@ -159,7 +160,7 @@ int cli_compare_run(CliApp *app, GError **error)
 	if (cmp == NULL)
 		return CLI_EXIT_USAGE;
 	doc = cli_compare_render(app, cmp);
-	if (!cli_output_write_doc(app, doc, error))
+	if (!cli_app_write_doc(app, doc, error))
 		return CLI_EXIT_USAGE;
 	return CLI_EXIT_OK;
 }
@@ -169,25 +170,26 @@ int cli_report_run(CliApp *app, GError **error)
 	return cli_compare_run(app, error);
 }
 
-/* Only reached if the framework renders for us; then errors go to stderr. */
-static GString *cli_compare_render_fallback(CliApp *app)
-{
-	g_autoptr(GError) error = NULL;
-	g_autoptr(CliComparison) cmp = cli_compare_load(app, &error);
+const CliCommand cli_cmd_compare = {
+	.name = "compare",
+	.parameter_string = "compare FILE FILE... | compare --by guest FILE",
+	.summary = "Saved bench results side by side: ratios, noise, geometric mean",
+	.description = CLI_COMPARE_DESCRIPTION,
+	.entries = cli_compare_entries,
+	.prepare = cli_compare_prepare,
+	.formats = CLI_FORMAT_BIT(CLI_FORMAT_TABLE) | CLI_FORMAT_BIT(CLI_FORMAT_JSON) |
+	           CLI_FORMAT_BIT(CLI_FORMAT_CSV),
+	.run = cli_compare_run,
+};
 
-	if (cmp == NULL) {
-		g_printerr("guestbench: %s\n", error->message);
-		return g_string_new(NULL);
-	}
-	return cli_compare_render(app, cmp);
-}
-
-GString *cli_compare_render_csv(CliApp *app)
-{
-	return cli_compare_render_fallback(app);
-}
-
-GString *cli_compare_render_html(CliApp *app)
-{
-	return cli_compare_render_fallback(app);
-}
+const CliCommand cli_cmd_report = {
+	.name = "report",
+	.parameter_string = "report FILE... --format html [-o FILE]",
+	.summary = "Saved bench results as one HTML page with charts and facts",
+	.description = CLI_REPORT_DESCRIPTION,
+	.entries = cli_compare_entries,
+	.prepare = cli_report_prepare,
+	.formats = CLI_FORMAT_BIT(CLI_FORMAT_TABLE) | CLI_FORMAT_BIT(CLI_FORMAT_JSON) |
+	           CLI_FORMAT_BIT(CLI_FORMAT_HTML),
+	.run = cli_report_run,
+};

@@ -26,8 +26,5 @@ gboolean cli_compare_prepare(CliApp *app, GPtrArray *args, GError **error);
 int cli_compare_run(CliApp *app, GError **error);
 gboolean cli_report_prepare(CliApp *app, GPtrArray *args, GError **error);
 int cli_report_run(CliApp *app, GError **error);
-/* For the --format check only: compare/report render in their run(). */
-GString *cli_compare_render_csv(CliApp *app);
-GString *cli_compare_render_html(CliApp *app);
 
 G_END_DECLS

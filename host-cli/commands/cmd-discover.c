@@ -6,7 +6,9 @@
 #include "gb-error.h"
 
 #include "commands/cmd-discover.h"
+#include "commands/commands.h"
 #include "fleet/libvirt.h"
+#include "render/escape.h"
 
 /*
  * discover reads libvirt's live domain XML itself and contacts no guest: one
@@ -58,7 +60,7 @@ static void cli_discover_append_comment(GString *out, const char *text)
 	g_string_append_c(out, '\n');
 }
 
-GString *cli_discover_render_inventory(CliApp *app)
+GString *cli_discover_render_inventory(const CliResults *results)
 {
 	GString *out = g_string_new(NULL);
 	guint n_skipped = 0;
@@ -67,22 +69,22 @@ GString *cli_discover_render_inventory(CliApp *app)
 	                "# guestbench inventory of the libvirt domains with a guestbench channel,\n"
 	                "# written by 'guestbench discover'. Use it with\n"
 	                "#   guestbench ping @FILE   or   guestbench audit --inventory FILE\n");
-	for (guint i = 0; app->guests != NULL && i < app->guests->len; i++) {
-		CliGuest *guest = g_ptr_array_index(app->guests, i);
+	for (guint i = 0; results->guests != NULL && i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
 
 		if (guest->status != CLI_GUEST_OK) {
 			n_skipped++;
 			continue;
 		}
-		g_string_append_printf(out, "\n[guest %s]\ntarget=", guest->target->name);
-		cli_discover_append_value(out, guest->target->text);
+		g_string_append_printf(out, "\n[guest %s]\ntarget=", guest->name);
+		cli_discover_append_value(out, guest->target);
 		g_string_append(out, "\ntags=libvirt\n");
 	}
 	if (n_skipped == 0)
 		return out;
 	g_string_append(out, "\n# Domains left out, and why:\n");
-	for (guint i = 0; i < app->guests->len; i++) {
-		CliGuest *guest = g_ptr_array_index(app->guests, i);
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		if (guest->status != CLI_GUEST_OK)
 			cli_discover_append_comment(out, guest->error);
 	}
@@ -99,9 +101,9 @@ GString *cli_discover_render_inventory(CliApp *app)
 	return out;
 }
 
-GString *cli_discover_render_text(CliApp *app, gboolean color)
+GString *cli_discover_render_text(const CliResults *results, gboolean color)
 {
-	return cli_discover_render_inventory(app);
+	return cli_discover_render_inventory(results);
 }
 
 static JsonNode *cli_discover_result(const CliLibvirtDomain *domain)
@@ -196,7 +198,7 @@ int cli_discover_run(CliApp *app, GError **error)
 		cli_discover_set(g_ptr_array_index(app->guests, i),
 		                 domain != NULL ? cli_discover_result(domain) : NULL, msg);
 	}
-	if (!cli_output_write(app, error))
+	if (!cli_app_write_output(app, error))
 		return CLI_EXIT_USAGE;
 	if (!app->opts.quiet) {
 		g_autofree char *from =
@@ -216,3 +218,13 @@ int cli_discover_run(CliApp *app, GError **error)
 	}
 	return n_broken > 0 ? CLI_EXIT_GUEST : CLI_EXIT_OK;
 }
+
+const CliCommand cli_cmd_discover = {
+	.name = "discover",
+	.parameter_string = "discover [DOMAIN...]",
+	.summary = "Find libvirt domains with a guestbench channel; print an inventory",
+	.description = CLI_DISCOVER_DESCRIPTION,
+	.prepare = cli_discover_prepare,
+	.render_text = cli_discover_render_text,
+	.run = cli_discover_run,
+};

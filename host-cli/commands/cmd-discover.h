@@ -16,9 +16,9 @@ G_BEGIN_DECLS
 	"XML cannot be read or parsed."
 
 gboolean cli_discover_prepare(CliApp *app, GPtrArray *args, GError **error);
-GString *cli_discover_render_text(CliApp *app, gboolean color);
+GString *cli_discover_render_text(const CliResults *results, gboolean color);
 int cli_discover_run(CliApp *app, GError **error);
 /* The inventory text discover writes for the domains in app->guests. */
-GString *cli_discover_render_inventory(CliApp *app);
+GString *cli_discover_render_inventory(const CliResults *results);
 
 G_END_DECLS

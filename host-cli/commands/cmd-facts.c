@@ -7,12 +7,15 @@
 
 #include "guestbench-protocol.h"
 
-#include "analysis/audit.h"
 #include "commands/cmd-facts.h"
-#include "analysis/facts-view.h"
+#include "commands/commands.h"
+#include "render/facts-view.h"
 #include "analysis/host-rules.h"
-#include "analysis/hostview.h"
+#include "fleet/hostview.h"
 #include "render/prom.h"
+#include "render/escape.h"
+#include "render/csv.h"
+#include "render/audit-view.h"
 
 static char *cli_facts_opt_sections = NULL;
 static int cli_facts_opt_steal_ms = -1;
@@ -97,52 +100,52 @@ void cli_facts_start(CliGuest *guest, CliSession *session)
 	cli_session_call(session, "gb-get-facts", args, cli_facts_reply_cb, guest);
 }
 
-static void cli_render_guest_error(GString *out, CliGuest *guest, gboolean color)
+static void cli_render_guest_error(GString *out, const CliResult *guest, gboolean color)
 {
-	g_autofree char *name = cli_escape_text(guest->target->name);
-	g_autofree char *msg = cli_escape_text(guest->error != NULL ? guest->error : "not run");
+	g_autofree char *name = cli_escape_terminal(guest->name);
+	g_autofree char *msg = cli_escape_terminal(guest->error != NULL ? guest->error : "not run");
 
 	g_string_append_printf(out, "%s%s%s  %s: %s\n", color ? "\033[1;31m" : "", name,
 	                       color ? "\033[0m" : "", cli_guest_status_to_string(guest->status),
 	                       msg);
 }
 
-GString *cli_facts_render_text(CliApp *app, gboolean color)
+GString *cli_facts_render_text(const CliResults *results, gboolean color)
 {
 	GString *out = g_string_new(NULL);
 
-	for (guint i = 0; i < app->guests->len; i++) {
-		CliGuest *guest = g_ptr_array_index(app->guests, i);
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		JsonObject *facts = NULL;
 
 		if (guest->status != CLI_GUEST_OK) {
 			cli_render_guest_error(out, guest, color);
 			continue;
 		}
-		if (app->opts.quiet)
+		if (results->quiet)
 			continue;
 		if (!gb_json_node_get_object(guest->result, "facts", &facts, NULL))
 			continue;
-		cli_facts_render_table(out, guest->target->name, facts, color);
-		if (i + 1 < app->guests->len)
+		cli_facts_render_table(out, guest->name, facts, color);
+		if (i + 1 < results->guests->len)
 			g_string_append_c(out, '\n');
 	}
 	return out;
 }
 
-GString *cli_facts_render_csv(CliApp *app)
+GString *cli_facts_render_csv(const CliResults *results)
 {
 	GString *out = g_string_new(NULL);
 
 	cli_facts_render_csv_header(out);
-	for (guint i = 0; i < app->guests->len; i++) {
-		CliGuest *guest = g_ptr_array_index(app->guests, i);
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		JsonObject *facts = NULL;
 
 		if (guest->status != CLI_GUEST_OK ||
 		    !gb_json_node_get_object(guest->result, "facts", &facts, NULL)) {
 			/* an unreachable guest is a row too, so a spreadsheet shows the gap */
-			cli_csv_append_field(out, guest->target->name);
+			cli_csv_append_field(out, guest->name);
 			g_string_append(out, ",status,,");
 			cli_csv_append_field(out, cli_guest_status_to_string(guest->status));
 			g_string_append_c(out, ',');
@@ -150,7 +153,7 @@ GString *cli_facts_render_csv(CliApp *app)
 			g_string_append_c(out, '\n');
 			continue;
 		}
-		cli_facts_render_csv_rows(out, guest->target->name, facts);
+		cli_facts_render_csv_rows(out, guest->name, facts);
 	}
 	return out;
 }
@@ -222,21 +225,21 @@ static void cli_facts_prom_guest(GString *info, GString *disks, GString *nics, c
 	}
 }
 
-GString *cli_facts_render_prom(CliApp *app)
+GString *cli_facts_render_prom(const CliResults *results)
 {
 	GString *out = g_string_new(NULL);
 	g_autoptr(GString) info = g_string_new(NULL);
 	g_autoptr(GString) disks = g_string_new(NULL);
 	g_autoptr(GString) nics = g_string_new(NULL);
 
-	cli_prom_append_up(out, app);
-	for (guint i = 0; i < app->guests->len; i++) {
-		CliGuest *guest = g_ptr_array_index(app->guests, i);
+	cli_prom_append_up(out, results);
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		JsonObject *facts = NULL;
 
 		if (guest->status == CLI_GUEST_OK &&
 		    gb_json_node_get_object(guest->result, "facts", &facts, NULL))
-			cli_facts_prom_guest(info, disks, nics, guest->target->name, facts);
+			cli_facts_prom_guest(info, disks, nics, guest->name, facts);
 	}
 	cli_prom_family(out, "guestbench_fact_info", "gauge",
 	                "What a guest sees: CPU model, hypervisor, AES-NI, clocksource, OS (1)");
@@ -364,14 +367,14 @@ static GPtrArray *cli_audit_findings_from_result(JsonNode *result)
 	return findings;
 }
 
-GString *cli_audit_render_text(CliApp *app, gboolean color)
+GString *cli_audit_render_text(const CliResults *results, gboolean color)
 {
 	GString *out = g_string_new(NULL);
 	g_autoptr(CliAuditSummary) summary = cli_audit_summary_new();
 	guint n_ok = 0;
 
-	for (guint i = 0; i < app->guests->len; i++) {
-		CliGuest *guest = g_ptr_array_index(app->guests, i);
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		g_autoptr(GPtrArray) findings = NULL;
 
 		if (guest->status != CLI_GUEST_OK) {
@@ -379,8 +382,8 @@ GString *cli_audit_render_text(CliApp *app, gboolean color)
 			continue;
 		}
 		findings = cli_audit_findings_from_result(guest->result);
-		cli_audit_render_table(out, guest->target->name, findings, color, app->opts.quiet);
-		cli_audit_summary_add(summary, guest->target->name, findings);
+		cli_audit_render_table(out, guest->name, findings, color, results->quiet);
+		cli_audit_summary_add(summary, guest->name, findings);
 		n_ok++;
 	}
 	if (n_ok > 1 && !cli_audit_opt_no_summary) {
@@ -390,13 +393,13 @@ GString *cli_audit_render_text(CliApp *app, gboolean color)
 	return out;
 }
 
-GString *cli_audit_render_csv(CliApp *app)
+GString *cli_audit_render_csv(const CliResults *results)
 {
 	GString *out = g_string_new(NULL);
 
 	cli_audit_render_csv_header(out);
-	for (guint i = 0; i < app->guests->len; i++) {
-		CliGuest *guest = g_ptr_array_index(app->guests, i);
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		g_autoptr(GPtrArray) findings = NULL;
 
 		if (guest->status != CLI_GUEST_OK) {
@@ -409,25 +412,25 @@ GString *cli_audit_render_csv(CliApp *app)
 			    row, cli_finding_new("GUEST-UNREACHABLE", CLI_LEVEL_FAIL,
 			                         cli_guest_status_to_string(guest->status),
 			                         guest->error != NULL ? guest->error : "", NULL));
-			cli_audit_render_csv_rows(out, guest->target->name, row);
+			cli_audit_render_csv_rows(out, guest->name, row);
 			continue;
 		}
 		findings = cli_audit_findings_from_result(guest->result);
-		cli_audit_render_csv_rows(out, guest->target->name, findings);
+		cli_audit_render_csv_rows(out, guest->name, findings);
 	}
 	return out;
 }
 
-GString *cli_audit_render_prom(CliApp *app)
+GString *cli_audit_render_prom(const CliResults *results)
 {
 	GString *out = g_string_new(NULL);
 	g_autoptr(GString) worst = g_string_new(NULL);
 
-	cli_prom_append_up(out, app);
+	cli_prom_append_up(out, results);
 	cli_prom_family(out, "guestbench_audit_finding", "gauge",
 	                "One audit finding of a guest (1), by rule, level and subject");
-	for (guint i = 0; i < app->guests->len; i++) {
-		CliGuest *guest = g_ptr_array_index(app->guests, i);
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		g_autoptr(GPtrArray) findings = NULL;
 
 		if (guest->status != CLI_GUEST_OK)
@@ -436,12 +439,12 @@ GString *cli_audit_render_prom(CliApp *app)
 		for (guint j = 0; j < findings->len; j++) {
 			CliFinding *f = g_ptr_array_index(findings, j);
 
-			cli_prom_sample(out, "guestbench_audit_finding", 1, "guest",
-			                guest->target->name, "rule", f->rule, "level",
-			                cli_level_to_string(f->level), "subject", f->subject, NULL);
+			cli_prom_sample(out, "guestbench_audit_finding", 1, "guest", guest->name,
+			                "rule", f->rule, "level", cli_level_to_string(f->level),
+			                "subject", f->subject, NULL);
 		}
 		cli_prom_sample(worst, "guestbench_audit_worst_level", cli_audit_worst(findings),
-		                "guest", guest->target->name, NULL);
+		                "guest", guest->name, NULL);
 	}
 	cli_prom_family(out, "guestbench_audit_worst_level", "gauge",
 	                "A guest's worst finding: 0 PASS, 1 NOTE, 2 WARN, 3 FAIL");
@@ -485,4 +488,30 @@ const GOptionEntry cli_audit_entries[] = {
 	{ "no-summary", 0, 0, G_OPTION_ARG_NONE, &cli_audit_opt_no_summary,
 	  "Do not print the fleet summary after the findings", NULL },
 	{ NULL }
+};
+
+const CliCommand cli_cmd_facts = {
+	.name = "facts",
+	.parameter_string = "facts TARGET...",
+	.summary = "What each guest sees: CPU, memory, NUMA, clock, disks, NICs, OS",
+	.description = CLI_FACTS_DESCRIPTION,
+	.entries = cli_facts_entries,
+	.prepare = cli_facts_prepare,
+	.start = cli_facts_start,
+	.render_text = cli_facts_render_text,
+	.render_csv = cli_facts_render_csv,
+	.render_prom = cli_facts_render_prom,
+};
+
+const CliCommand cli_cmd_audit = {
+	.name = "audit",
+	.parameter_string = "audit TARGET...",
+	.summary = "PASS/NOTE/WARN/FAIL findings with the fix for each; exit 1 on any FAIL",
+	.description = CLI_AUDIT_DESCRIPTION,
+	.entries = cli_audit_entries,
+	.prepare = cli_audit_prepare,
+	.start = cli_audit_start,
+	.render_text = cli_audit_render_text,
+	.render_csv = cli_audit_render_csv,
+	.render_prom = cli_audit_render_prom,
 };

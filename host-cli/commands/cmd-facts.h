@@ -23,14 +23,14 @@ extern const GOptionEntry cli_audit_entries[];
 
 gboolean cli_facts_prepare(CliApp *app, GPtrArray *args, GError **error);
 void cli_facts_start(CliGuest *guest, CliSession *session);
-GString *cli_facts_render_text(CliApp *app, gboolean color);
-GString *cli_facts_render_csv(CliApp *app);
-GString *cli_facts_render_prom(CliApp *app);
+GString *cli_facts_render_text(const CliResults *results, gboolean color);
+GString *cli_facts_render_csv(const CliResults *results);
+GString *cli_facts_render_prom(const CliResults *results);
 
 gboolean cli_audit_prepare(CliApp *app, GPtrArray *args, GError **error);
 void cli_audit_start(CliGuest *guest, CliSession *session);
-GString *cli_audit_render_text(CliApp *app, gboolean color);
-GString *cli_audit_render_csv(CliApp *app);
-GString *cli_audit_render_prom(CliApp *app);
+GString *cli_audit_render_text(const CliResults *results, gboolean color);
+GString *cli_audit_render_csv(const CliResults *results);
+GString *cli_audit_render_prom(const CliResults *results);
 
 G_END_DECLS

@@ -11,7 +11,10 @@
 #include "guestbench-protocol.h"
 
 #include "analysis/host-rules.h"
-#include "analysis/hostview.h"
+#include "commands/cmd-host-check.h"
+#include "commands/commands.h"
+#include "fleet/host-files.h"
+#include "render/escape.h"
 
 /* KVM_GET_API_VERSION has answered 12 since Linux 2.6.22; anything else is not KVM. */
 #define CLI_KVM_API_VERSION 12
@@ -404,7 +407,7 @@ int cli_host_check_run(CliApp *app, GError **error)
 	if (app->opts.format == CLI_FORMAT_JSON)
 		out = cli_host_check_render_json(app, findings);
 	else
-		out = cli_host_check_render_text(findings, cli_output_use_color(app));
+		out = cli_host_check_render_text(findings, cli_app_use_color(app));
 	if (app->opts.output != NULL) {
 		if (!g_file_set_contents(app->opts.output, out->str, (gssize)out->len, error)) {
 			g_prefix_error(error, "cannot write --output: ");
@@ -416,3 +419,11 @@ int cli_host_check_run(CliApp *app, GError **error)
 	}
 	return cli_audit_worst(findings) == CLI_LEVEL_FAIL ? CLI_EXIT_FINDING : CLI_EXIT_OK;
 }
+
+const CliCommand cli_cmd_host_check = {
+	.name = "host-check",
+	.parameter_string = "host-check",
+	.summary = "Check this hypervisor host: KVM, nested, vhost-net, hugepages, THP, AES-NI",
+	.description = "Reads --host-sysroot DIR (default /). Exit status 1 when a check FAILs.",
+	.run = cli_host_check_run,
+};

@@ -5,8 +5,22 @@
 
 G_BEGIN_DECLS
 
+/* The commands, one file each (commands/cmd-*.c). */
+extern const CliCommand cli_cmd_ping;
+extern const CliCommand cli_cmd_info;
+extern const CliCommand cli_cmd_facts;
+extern const CliCommand cli_cmd_audit;
+extern const CliCommand cli_cmd_bench;
+extern const CliCommand cli_cmd_compare;
+extern const CliCommand cli_cmd_report;
+extern const CliCommand cli_cmd_results;
+extern const CliCommand cli_cmd_discover;
+extern const CliCommand cli_cmd_merge;
+extern const CliCommand cli_cmd_host_check;
+extern const CliCommand cli_cmd_help;
+
 /* The command table, in the order "guestbench --help" lists it. */
-const CliCommand *cli_commands_get(guint *n_commands);
+const CliCommand *const *cli_commands_get(guint *n_commands);
 const CliCommand *cli_command_find(const char *name);
 /* "guestbench --help": usage, the commands and the common options. */
 char *cli_app_get_main_help(CliApp *app);

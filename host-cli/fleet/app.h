@@ -4,9 +4,11 @@
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
 
-#include "transport/session.h"
-#include "render/output.h"
 #include "fleet/target.h"
+#include "render/output.h"
+#include "render/results.h"
+#include "render/table.h"
+#include "transport/session.h"
 
 G_BEGIN_DECLS
 
@@ -76,7 +78,7 @@ G_BEGIN_DECLS
  * each guest's result node, so a command only decides what it passes to
  * cli_guest_finish(). For the table, a command either gives describe() (one
  * line per guest in the DETAIL column of the default GUEST/STATUS/DETAIL
- * table) or render_table() to build its own CliTable (see output.h;
+ * table) or render_table() to build its own CliTable (see render/table.h;
  * cli_table_* escapes guest text and aligns columns). Commands that do not
  * talk to guests (help, later discover/compare) set run() instead of start().
  */
@@ -91,27 +93,11 @@ G_BEGIN_DECLS
 #define CLI_DEFAULT_TIMEOUT 10.0
 #define CLI_MAX_TIMEOUT (7 * 24 * 3600.0)
 
-/* Exit statuses (a public contract, see DESIGN.md). */
+/* Exit statuses (a public contract: guestbench(1) and HACKING.md list them). */
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FINDING 1 /* a FAIL-level finding (audit) and every guest answered */
 #define CLI_EXIT_USAGE 2   /* bad command line, or the output file cannot be written */
 #define CLI_EXIT_GUEST 3   /* one or more guests unreachable, erroring or timed out */
-
-typedef enum {
-	CLI_FORMAT_TABLE,
-	CLI_FORMAT_JSON,
-	CLI_FORMAT_CSV,
-	CLI_FORMAT_PROM,
-	CLI_FORMAT_HTML,
-} CliFormat;
-
-const char *cli_format_to_string(CliFormat format);
-
-typedef enum {
-	CLI_COLOR_AUTO,
-	CLI_COLOR_ALWAYS,
-	CLI_COLOR_NEVER,
-} CliColor;
 
 /* Options common to all commands, accepted before or after the command name. */
 typedef struct {
@@ -136,14 +122,6 @@ typedef struct {
 	char **hosts;       /* --hosts HOST[,HOST...]: run on these hypervisors (remote.h) */
 	guint host_jobs;    /* --host-jobs N: hypervisors contacted at once, 0 when not given */
 } CliOptions;
-
-typedef enum {
-	CLI_GUEST_PENDING,
-	CLI_GUEST_RUNNING,
-	CLI_GUEST_OK,
-	CLI_GUEST_ERROR,
-	CLI_GUEST_TIMEOUT,
-} CliGuestStatus;
 
 typedef enum {
 	CLI_ACTION_RUN,
@@ -175,29 +153,42 @@ struct _CliCommand {
 	void (*start)(CliGuest *guest, CliSession *session);
 	/* Optional: Ctrl-C while this guest runs (see above). */
 	void (*cancel)(CliGuest *guest, CliSession *session);
-	/* Optional: the DETAIL cell of an ok guest in the default table (escaped for you). */
-	char *(*describe)(CliGuest *guest);
-	/* Optional: replaces the default table (honour opts.quiet: only guests not ok). */
-	CliTable *(*render_table)(CliApp *app);
+	/*
+	 * The renderers take the run's results (render/results.h), never the app, so
+	 * that merge and --hosts can render another host's guests with them.
+	 * Optional: the DETAIL cell of an ok guest in the default table (escaped for you).
+	 */
+	char *(*describe)(const CliResult *guest);
+	/* Optional: replaces the default table (honour results->quiet: only guests not ok). */
+	CliTable *(*render_table)(const CliResults *results);
 	/*
 	 * Optional: replaces the table with free text (facts blocks, audit lines);
 	 * color says whether ANSI colours may be used. Guest text must be escaped.
 	 */
-	GString *(*render_text)(CliApp *app, gboolean color);
+	GString *(*render_text)(const CliResults *results, gboolean color);
 	/*
 	 * Optional machine formats. A command without the hook refuses that
 	 * --format as a usage error before any guest is contacted; json is always
 	 * available (the contract document).
 	 */
-	GString *(*render_csv)(CliApp *app);
-	GString *(*render_prom)(CliApp *app);
-	GString *(*render_html)(CliApp *app);
+	GString *(*render_csv)(const CliResults *results);
+	GString *(*render_prom)(const CliResults *results);
+	GString *(*render_html)(const CliResults *results);
+	/*
+	 * A command with run() that writes its own document says here which
+	 * formats it takes (CLI_FORMAT_BIT(CLI_FORMAT_CSV) | ...); 0 for the
+	 * formats that follow from the hooks above.
+	 */
+	guint formats;
 	/* Instead of start(): a command that does not talk to guests. Returns the exit status. */
 	int (*run)(CliApp *app, GError **error);
 	/* Optional: once every guest is done, before the output is written (bench saves its run).
 	 */
 	void (*finished)(CliApp *app);
 };
+
+/* Looks a command up by name (commands/commands.c has the table); NULL when unknown. */
+typedef const CliCommand *(*CliCommandFindFunc)(const char *name);
 
 struct _CliApp {
 	CliOptions opts;
@@ -257,6 +248,22 @@ int cli_app_get_exit_status(CliApp *app);
 
 /* One guest per target, all pending; done by the runner, public for tests. */
 void cli_app_add_guests(CliApp *app);
+/* What the guests produced so far, for the renderers (quiet from -q). */
+CliResults *cli_app_get_results(CliApp *app);
+/* The formats the command can write (table and json always). */
+guint cli_command_get_formats(const CliCommand *command);
+/* results as command renders them in format (one the command can write). */
+GString *cli_command_render(const CliCommand *command, const CliResults *results, CliFormat format,
+                            gboolean color);
+/* Whether table output gets colour (--color, -o, whether stdout is a TTY). */
+gboolean cli_app_use_color(CliApp *app);
+/* The --qga-agent option (data: the CliApp): the agent binary's path in qga: guests. */
+gboolean cli_option_qga_agent_cb(const char *option_name, const char *value, gpointer data,
+                                 GError **error);
+/* Writes doc to -o FILE (atomically) or stdout. */
+gboolean cli_app_write_doc(CliApp *app, const GString *doc, GError **error);
+/* Renders the guests' results in the chosen format and writes them. */
+gboolean cli_app_write_output(CliApp *app, GError **error);
 
 CliGuest *cli_guest_new(CliApp *app, const CliTarget *target, guint index);
 void cli_guest_free(CliGuest *guest);
@@ -267,7 +274,6 @@ void cli_guest_free(CliGuest *guest);
  */
 void cli_guest_finish(CliGuest *guest, JsonNode *result, const GError *error);
 gboolean cli_guest_is_done(const CliGuest *guest);
-const char *cli_guest_status_to_string(CliGuestStatus status);
 /* Per-guest state of the command, freed when the guest finishes. */
 void cli_guest_set_data(CliGuest *guest, gpointer data, GDestroyNotify destroy);
 gpointer cli_guest_get_data(CliGuest *guest);

@@ -55,13 +55,6 @@ void cli_hostview_collect_async(CliApp *app, CliGuest *guest, const char *qmp_pa
 /* The QMP path for guest: --qmp with a single target, else NULL. */
 const char *cli_hostview_get_qmp_path(CliApp *app, CliGuest *guest);
 
-/* Host file helpers (shared with host-check). */
-char *cli_host_path(const char *sysroot, const char *path);
-/* "0-3,8,10-11" -> sorted CPU numbers; "" is empty; anything else fails. */
-GArray *cli_host_parse_cpulist(const char *text, GError **error);
-/* The flags of the first "flags" line of SYSROOT/proc/cpuinfo, or NULL with error. */
-char **cli_host_read_cpu_flags(const char *sysroot, GError **error);
-
 G_END_DECLS
 
 G_BEGIN_DECLS

@@ -8,61 +8,10 @@
 #include <unistd.h>
 
 #include "gb-error.h"
+#include "fleet/host-files.h"
 #include "fleet/inventory.h"
 
 static const char *const cli_inventory_keys[] = { "target", "tags", "qmp", "agent_path", NULL };
-
-gboolean cli_read_regular_file(const char *path, gsize max_size, char **contents, gsize *len,
-                               GError **error)
-{
-	g_autoptr(GString) buf = NULL;
-	struct stat st;
-	int fd;
-
-	/* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		int err = errno;
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err), "cannot read %s: %s",
-		            path, g_strerror(err));
-		return FALSE;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
-		            "cannot read %s: not a regular file", path);
-		return FALSE;
-	}
-	buf = g_string_sized_new(MIN((gsize)st.st_size, max_size) + 1);
-	for (;;) {
-		char chunk[65536];
-		gssize n = read(fd, chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int err = errno;
-			close(fd);
-			g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err),
-			            "cannot read %s: %s", path, g_strerror(err));
-			return FALSE;
-		}
-		if (n == 0)
-			break;
-		/* checked while reading: the file may grow after fstat() */
-		if (buf->len + n > max_size) {
-			close(fd);
-			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
-			            "cannot read %s: larger than %" G_GSIZE_FORMAT " bytes", path,
-			            max_size);
-			return FALSE;
-		}
-		g_string_append_len(buf, chunk, n);
-	}
-	close(fd);
-	*len = buf->len;
-	*contents = g_string_free(g_steal_pointer(&buf), FALSE);
-	return TRUE;
-}
 
 /* ---- the line scan: what GKeyFile accepts silently or without a line number ---------- */
 

@@ -34,11 +34,4 @@ gboolean cli_inventory_guest_selected(const CliTarget *target, const CliTargetOp
 /* "--tag a --tag b --name 'x*'": the selection, for messages. */
 char *cli_inventory_describe_selection(const CliTargetOptions *opts);
 
-/*
- * Reads a regular file of at most max_size bytes (a FIFO or /dev/zero would
- * otherwise block or never end). The message names the path.
- */
-gboolean cli_read_regular_file(const char *path, gsize max_size, char **contents, gsize *len,
-                               GError **error);
-
 G_END_DECLS

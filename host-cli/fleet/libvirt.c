@@ -5,7 +5,7 @@
 #include <gio/gio.h>
 
 #include "gb-error.h"
-#include "fleet/inventory.h"
+#include "fleet/host-files.h"
 #include "fleet/libvirt.h"
 
 /* Real domain XML nests about 8 deep; this only stops pathological input early. */

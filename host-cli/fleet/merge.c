@@ -5,16 +5,16 @@
 
 #include "guestbench-protocol.h"
 
-#include "analysis/audit.h"
-#include "commands/cmd-merge.h"
-#include "commands/commands.h"
+#include "fleet/merge.h"
+#include "render/csv.h"
+#include "render/escape.h"
 #include "render/prom.h"
 
 /*
  * merge reads documents that came from other machines: every member is read
  * through the gb_json_* accessors, and a guest's "result" is handed to the
  * command's own renderers, which read it through them too. Nothing is
- * contacted. Per host, the guests become a private CliApp (as if that host had
+ * contacted. Per host, the guests become one CliResults (as if that host had
  * run the command), so table/csv/prom are exactly the command's own output,
  * with the host added.
  */
@@ -24,11 +24,12 @@
 
 typedef struct {
 	char *name;
-	CliApp *app;        /* command, targets and guests of this host */
-	GPtrArray *sources; /* char *, parallel to app->targets: where each guest came from */
+	CliResults *results; /* the guests of this host, as that host would render them */
+	GPtrArray *sources;  /* char *, parallel to results->guests: where each guest came from */
 } CliMergeHost;
 
 struct _CliMerge {
+	CliCommandFindFunc find; /* the command of a document, by name; NULL: only command */
 	const CliCommand *command;
 	char *command_source; /* the first document, for the "mixes commands" message */
 	GPtrArray *hosts;     /* CliMergeHost, in order of first appearance */
@@ -37,22 +38,23 @@ struct _CliMerge {
 static void cli_merge_host_free(CliMergeHost *host)
 {
 	g_free(host->name);
-	cli_app_free(host->app);
+	cli_results_free(host->results);
 	g_ptr_array_unref(host->sources);
 	g_free(host);
 }
 
-CliMerge *cli_merge_new(void)
+CliMerge *cli_merge_new(CliCommandFindFunc find)
 {
 	CliMerge *merge = g_new0(CliMerge, 1);
 
+	merge->find = find;
 	merge->hosts = g_ptr_array_new_with_free_func((GDestroyNotify)cli_merge_host_free);
 	return merge;
 }
 
 CliMerge *cli_merge_new_for_command(const CliCommand *command)
 {
-	CliMerge *merge = cli_merge_new();
+	CliMerge *merge = cli_merge_new(NULL);
 
 	merge->command = command;
 	merge->command_source = g_strdup("the command line");
@@ -101,26 +103,10 @@ static CliMergeHost *cli_merge_get_host(CliMerge *merge, const char *name)
 	}
 	host = g_new0(CliMergeHost, 1);
 	host->name = g_strdup(name);
-	host->app = cli_app_new();
-	host->app->command = merge->command;
-	host->app->targets = g_ptr_array_new_with_free_func((GDestroyNotify)cli_target_free);
-	host->app->guests = g_ptr_array_new_with_free_func((GDestroyNotify)cli_guest_free);
+	host->results = cli_results_new(merge->command != NULL ? merge->command->name : NULL);
 	host->sources = g_ptr_array_new_with_free_func(g_free);
 	g_ptr_array_add(merge->hosts, host);
 	return host;
-}
-
-static gboolean cli_merge_status_from_string(const char *text, CliGuestStatus *status)
-{
-	if (g_strcmp0(text, "ok") == 0)
-		*status = CLI_GUEST_OK;
-	else if (g_strcmp0(text, "error") == 0)
-		*status = CLI_GUEST_ERROR;
-	else if (g_strcmp0(text, "timeout") == 0)
-		*status = CLI_GUEST_TIMEOUT;
-	else
-		return FALSE;
-	return TRUE;
 }
 
 /* Checks one guest of a document and adds it to its host. */
@@ -135,8 +121,6 @@ static gboolean cli_merge_add_guest(CliMerge *merge, JsonNode *node, const char 
 	const char *host_name = doc_host;
 	CliGuestStatus status = CLI_GUEST_OK;
 	CliMergeHost *host;
-	CliTarget *target;
-	CliGuest *guest;
 
 	if (!gb_json_node_get_object(node, "guest", &obj, error) ||
 	    !gb_json_get_string(obj, "name", GB_JSON_REQUIRED, &name, error) ||
@@ -145,7 +129,7 @@ static gboolean cli_merge_add_guest(CliMerge *merge, JsonNode *node, const char 
 	    !gb_json_get_string(obj, "error", GB_JSON_OPTIONAL, &message, error) ||
 	    !gb_json_get_string(obj, "host", GB_JSON_OPTIONAL, &host_name, error))
 		return FALSE;
-	if (!cli_merge_status_from_string(status_text, &status)) {
+	if (!cli_guest_status_from_string(status_text, &status)) {
 		g_autofree char *esc = cli_escape_terminal(status_text);
 
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
@@ -163,8 +147,8 @@ static gboolean cli_merge_add_guest(CliMerge *merge, JsonNode *node, const char 
 	}
 	host = cli_merge_get_host(merge, host_name);
 	/* one guest twice on one host would be two series with the same labels */
-	for (guint i = 0; i < host->app->targets->len; i++) {
-		const CliTarget *other = g_ptr_array_index(host->app->targets, i);
+	for (guint i = 0; i < host->results->guests->len; i++) {
+		const CliResult *other = g_ptr_array_index(host->results->guests, i);
 
 		if (g_strcmp0(other->name, name) == 0) {
 			g_autofree char *esc_name = cli_escape_terminal(name);
@@ -177,21 +161,11 @@ static gboolean cli_merge_add_guest(CliMerge *merge, JsonNode *node, const char 
 		}
 	}
 
-	/* a target that is only a name: merge never connects to it */
-	target = g_new0(CliTarget, 1);
-	target->scheme = CLI_TARGET_UNIX;
-	target->text = g_strdup(text);
-	target->name = g_strdup(name);
-	target->tags = g_new0(char *, 1);
-	g_ptr_array_add(host->app->targets, target);
 	g_ptr_array_add(host->sources, g_strdup(source));
-	guest = cli_guest_new(host->app, target, host->app->guests->len);
-	g_ptr_array_add(host->app->guests, guest);
-	/* filled like discover does: without the runner, nothing is drawn */
-	guest->status = status;
-	guest->error = g_strdup(message);
-	if (gb_json_has(obj, "result"))
-		guest->result = json_node_copy(json_object_get_member(obj, "result"));
+	cli_results_add(host->results, cli_result_new(name, text, status, message,
+	                                              gb_json_has(obj, "result")
+	                                                  ? json_object_get_member(obj, "result")
+	                                                  : NULL));
 	return TRUE;
 }
 
@@ -199,19 +173,11 @@ void cli_merge_add_failure(CliMerge *merge, const char *host_name, const char *t
                            const char *message)
 {
 	CliMergeHost *host = cli_merge_get_host(merge, host_name);
-	CliTarget *target = g_new0(CliTarget, 1);
-	CliGuest *guest;
+	g_autofree char *valid = g_utf8_make_valid(message, -1);
 
-	target->scheme = CLI_TARGET_UNIX;
-	target->text = g_strdup(target_text);
-	target->name = g_strdup(target_text);
-	target->tags = g_new0(char *, 1);
-	g_ptr_array_add(host->app->targets, target);
 	g_ptr_array_add(host->sources, g_strdup(target_text));
-	guest = cli_guest_new(host->app, target, host->app->guests->len);
-	g_ptr_array_add(host->app->guests, guest);
-	guest->status = CLI_GUEST_ERROR;
-	guest->error = g_utf8_make_valid(message, -1);
+	cli_results_add(host->results,
+	                cli_result_new(target_text, target_text, CLI_GUEST_ERROR, valid, NULL));
 }
 
 gboolean cli_merge_add_data(CliMerge *merge, const char *source, const char *host_fallback,
@@ -234,7 +200,10 @@ gboolean cli_merge_add_data(CliMerge *merge, const char *source, const char *hos
 		g_prefix_error(error, "%s: ", source);
 		return FALSE;
 	}
-	command = cli_command_find(command_name);
+	if (merge->command != NULL && g_strcmp0(merge->command->name, command_name) == 0)
+		command = merge->command;
+	else
+		command = merge->find != NULL ? merge->find(command_name) : NULL;
 	/* only commands that ran in guests have per-guest results to merge */
 	if (command == NULL || command->start == NULL) {
 		g_autofree char *esc = cli_escape_terminal(command_name);
@@ -242,6 +211,15 @@ gboolean cli_merge_add_data(CliMerge *merge, const char *source, const char *hos
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 		            "%s: command '%s' is not one whose documents can be merged", source,
 		            esc);
+		return FALSE;
+	}
+	if (command == NULL) {
+		/* a merge for one command (--hosts) got another's document */
+		g_autofree char *esc = cli_escape_terminal(command_name);
+
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "%s is a '%s' document, %s a '%s' one: they cannot be merged", source,
+		            esc, merge->command_source, merge->command->name);
 		return FALSE;
 	}
 	if (merge->command != NULL && merge->command != command) {
@@ -318,7 +296,7 @@ gboolean cli_merge_add_file(CliMerge *merge, const char *path, GError **error)
 
 /* ---- json ------------------------------------------------------------------------------- */
 
-static JsonNode *cli_merge_guest_to_json(const char *host, CliGuest *guest)
+static JsonNode *cli_merge_guest_to_json(const char *host, const CliResult *guest)
 {
 	g_autoptr(JsonBuilder) builder = json_builder_new();
 
@@ -326,9 +304,9 @@ static JsonNode *cli_merge_guest_to_json(const char *host, CliGuest *guest)
 	json_builder_set_member_name(builder, "host");
 	json_builder_add_string_value(builder, host);
 	json_builder_set_member_name(builder, "name");
-	json_builder_add_string_value(builder, guest->target->name);
+	json_builder_add_string_value(builder, guest->name);
 	json_builder_set_member_name(builder, "target");
-	json_builder_add_string_value(builder, guest->target->text);
+	json_builder_add_string_value(builder, guest->target);
 	json_builder_set_member_name(builder, "status");
 	json_builder_add_string_value(builder, cli_guest_status_to_string(guest->status));
 	if (guest->error != NULL) {
@@ -361,10 +339,10 @@ JsonNode *cli_merge_to_json(CliMerge *merge)
 	for (guint i = 0; i < merge->hosts->len; i++) {
 		CliMergeHost *host = g_ptr_array_index(merge->hosts, i);
 
-		for (guint j = 0; j < host->app->guests->len; j++) {
+		for (guint j = 0; j < host->results->guests->len; j++) {
 			json_builder_add_value(
 			    builder, cli_merge_guest_to_json(
-			                 host->name, g_ptr_array_index(host->app->guests, j)));
+			                 host->name, g_ptr_array_index(host->results->guests, j)));
 		}
 	}
 	json_builder_end_array(builder);
@@ -394,9 +372,10 @@ static GPtrArray *cli_merge_csv_records(const char *text)
 	return records;
 }
 
-static void cli_merge_render_csv_host(GString *out, CliMergeHost *host, gboolean with_header)
+static void cli_merge_render_csv_host(GString *out, const CliCommand *command, CliMergeHost *host,
+                                      gboolean with_header)
 {
-	g_autoptr(GString) doc = host->app->command->render_csv(host->app);
+	g_autoptr(GString) doc = command->render_csv(host->results);
 	g_autoptr(GPtrArray) records = cli_merge_csv_records(doc->str);
 
 	/* the command's first record is its header; the others are rows */
@@ -450,9 +429,9 @@ static CliMergeFamily *cli_merge_get_family(GPtrArray *families, const char *nam
  * host="NAME" as its first label. A family's samples must stay together in the
  * output, so they are collected per family across hosts and written at the end.
  */
-static void cli_merge_prom_host(GPtrArray *families, CliMergeHost *host)
+static void cli_merge_prom_host(GPtrArray *families, const CliCommand *command, CliMergeHost *host)
 {
-	g_autoptr(GString) doc = host->app->command->render_prom(host->app);
+	g_autoptr(GString) doc = command->render_prom(host->results);
 	g_auto(GStrv) lines = g_strsplit(doc->str, "\n", -1);
 	g_autofree char *label = cli_prom_escape_label(host->name);
 	CliMergeFamily *current = NULL;
@@ -500,7 +479,7 @@ static GString *cli_merge_render_prom_doc(CliMerge *merge)
 	GString *out = g_string_new(NULL);
 
 	for (guint i = 0; i < merge->hosts->len; i++)
-		cli_merge_prom_host(families, g_ptr_array_index(merge->hosts, i));
+		cli_merge_prom_host(families, merge->command, g_ptr_array_index(merge->hosts, i));
 	for (guint i = 0; i < families->len; i++) {
 		CliMergeFamily *family = g_ptr_array_index(families, i);
 
@@ -519,11 +498,8 @@ static GString *cli_merge_render_text_doc(CliMerge *merge, gboolean quiet, gbool
 		g_autofree char *esc = cli_escape_terminal(host->name);
 		g_autoptr(GString) part = NULL;
 
-		host->app->opts.quiet = quiet;
-		if (host->app->command->render_text != NULL)
-			part = host->app->command->render_text(host->app, color);
-		else
-			part = cli_output_render_table(host->app, color);
+		host->results->quiet = quiet;
+		part = cli_command_render(merge->command, host->results, CLI_FORMAT_TABLE, color);
 		/* -q: a host with nothing to report gets no heading either */
 		if (quiet && part->len == 0)
 			continue;
@@ -569,7 +545,8 @@ GString *cli_merge_render(CliMerge *merge, CliFormat format, gboolean quiet, gbo
 	case CLI_FORMAT_CSV:
 		out = g_string_new(NULL);
 		for (guint i = 0; i < merge->hosts->len; i++)
-			cli_merge_render_csv_host(out, g_ptr_array_index(merge->hosts, i), i == 0);
+			cli_merge_render_csv_host(out, command, g_ptr_array_index(merge->hosts, i),
+			                          i == 0);
 		break;
 	case CLI_FORMAT_PROM:
 		out = cli_merge_render_prom_doc(merge);
@@ -580,67 +557,4 @@ GString *cli_merge_render(CliMerge *merge, CliFormat format, gboolean quiet, gbo
 		break;
 	}
 	return out;
-}
-
-/* ---- the command ------------------------------------------------------------------------ */
-
-gboolean cli_merge_prepare(CliApp *app, GPtrArray *args, GError **error)
-{
-	if (args->len == 0) {
-		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		                    "merge needs at least one FILE");
-		return FALSE;
-	}
-	return TRUE;
-}
-
-static CliMerge *cli_merge_load(CliApp *app, GError **error)
-{
-	g_autoptr(CliMerge) merge = cli_merge_new();
-
-	for (guint i = 0; i < app->args->len; i++) {
-		if (!cli_merge_add_file(merge, g_ptr_array_index(app->args, i), error))
-			return NULL;
-	}
-	return g_steal_pointer(&merge);
-}
-
-int cli_merge_run(CliApp *app, GError **error)
-{
-	g_autoptr(CliMerge) merge = cli_merge_load(app, error);
-	g_autoptr(GString) doc = NULL;
-
-	if (merge == NULL)
-		return CLI_EXIT_USAGE;
-	doc = cli_merge_render(merge, app->opts.format, app->opts.quiet, cli_output_use_color(app),
-	                       error);
-	if (doc == NULL || !cli_output_write_doc(app, doc, error))
-		return CLI_EXIT_USAGE;
-	return CLI_EXIT_OK;
-}
-
-/* Only reached if the framework renders for us; then errors go to stderr. */
-static GString *cli_merge_render_fallback(CliApp *app)
-{
-	g_autoptr(GError) error = NULL;
-	g_autoptr(CliMerge) merge = cli_merge_load(app, &error);
-	GString *out = NULL;
-
-	if (merge != NULL)
-		out = cli_merge_render(merge, app->opts.format, app->opts.quiet, FALSE, &error);
-	if (out == NULL) {
-		g_printerr("guestbench: %s\n", error->message);
-		return g_string_new(NULL);
-	}
-	return out;
-}
-
-GString *cli_merge_render_csv(CliApp *app)
-{
-	return cli_merge_render_fallback(app);
-}
-
-GString *cli_merge_render_prom(CliApp *app)
-{
-	return cli_merge_render_fallback(app);
 }

@@ -5,16 +5,6 @@
 
 G_BEGIN_DECLS
 
-/* The merge command (cmd-merge.c); its row is in commands.c. */
-#define CLI_MERGE_DESCRIPTION                                                             \
-	"Merges saved 'guestbench --format json' documents of one command (e.g. audit\n"  \
-	"or facts), typically one per hypervisor, into one document. Each guest gains\n"  \
-	"a \"host\" member: the guest's own \"host\" (a merged document merged again),\n" \
-	"else the document's top-level \"host\", else the file name without .json.\n"     \
-	"table, csv and prom are the command's own formats with a host column or\n"       \
-	"label. Exit status 2 when a file cannot be read, is not a guestbench\n"          \
-	"document, mixes commands or names the same guest of a host twice."
-
 /* Largest document merge reads (a facts document of 10000 guests stays far below). */
 #define CLI_MERGE_MAX_FILE_SIZE (256 * 1024 * 1024)
 
@@ -23,9 +13,10 @@ typedef struct _CliMerge CliMerge;
 /*
  * The merged fleet: documents are added one by one, then rendered. Every error
  * names the source and the member ("a.json: guests[2]: Parameter 'status' is
- * missing") and is GB_ERROR_INVALID_ARGUMENT.
+ * missing") and is GB_ERROR_INVALID_ARGUMENT. find names the command of a
+ * document (the command table lives above the fleet).
  */
-CliMerge *cli_merge_new(void);
+CliMerge *cli_merge_new(CliCommandFindFunc find);
 /* A merge whose documents must be of command (--hosts knows it before any arrives). */
 CliMerge *cli_merge_new_for_command(const CliCommand *command);
 void cli_merge_free(CliMerge *merge);
@@ -51,11 +42,5 @@ GString *cli_merge_render(CliMerge *merge, CliFormat format, gboolean quiet, gbo
                           GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliMerge, cli_merge_free)
-
-gboolean cli_merge_prepare(CliApp *app, GPtrArray *args, GError **error);
-int cli_merge_run(CliApp *app, GError **error);
-/* For the --format check only: merge renders in its run(). */
-GString *cli_merge_render_csv(CliApp *app);
-GString *cli_merge_render_prom(CliApp *app);
 
 G_END_DECLS

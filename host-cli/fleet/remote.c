@@ -9,8 +9,9 @@
 
 #include "guestbench-protocol.h"
 
-#include "commands/cmd-merge.h"
+#include "fleet/merge.h"
 #include "fleet/remote.h"
+#include "render/escape.h"
 
 gboolean cli_remote_check_host(const char *host, GError **error)
 {
@@ -543,9 +544,9 @@ int cli_remote_run(CliApp *app)
 		else if (rc != CLI_EXIT_OK)
 			any_failed = TRUE;
 	}
-	doc = cli_merge_render(merge, app->opts.format, app->opts.quiet, cli_output_use_color(app),
+	doc = cli_merge_render(merge, app->opts.format, app->opts.quiet, cli_app_use_color(app),
 	                       &error);
-	if (doc == NULL || !cli_output_write_doc(app, doc, &error)) {
+	if (doc == NULL || !cli_app_write_doc(app, doc, &error)) {
 		g_printerr("guestbench: %s\n", error->message);
 		return CLI_EXIT_USAGE;
 	}

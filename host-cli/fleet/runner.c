@@ -10,30 +10,13 @@
 #include "gb-error.h"
 
 #include "fleet/runner.h"
+#include "transport/qga.h"
+#include "render/escape.h"
 
 /* Redraw the live progress line at most this often. */
 #define CLI_RUNNER_PROGRESS_INTERVAL_MS 250
 
 static void cli_runner_draw_progress(CliApp *app, gboolean final);
-
-const char *cli_guest_status_to_string(CliGuestStatus status)
-{
-	switch (status) {
-	case CLI_GUEST_PENDING:
-		return "pending";
-	case CLI_GUEST_RUNNING:
-		return "running";
-	case CLI_GUEST_OK:
-		return "ok";
-	case CLI_GUEST_ERROR:
-		return "error";
-	case CLI_GUEST_TIMEOUT:
-		return "timeout";
-	default:
-		break;
-	}
-	return "unknown";
-}
 
 static void cli_guest_source_free(gpointer data)
 {
@@ -113,11 +96,9 @@ void cli_guest_finish(CliGuest *guest, JsonNode *result, const GError *error)
 	/* a failing command may still hand over what it got (e.g. a partial result) */
 	guest->result = g_steal_pointer(&result_owned);
 	guest->finished_us = g_get_monotonic_time();
-	if (g_log_get_debug_enabled()) {
-		g_autofree char *msg = cli_escape_terminal(guest->error);
-		g_debug("%s: %s%s%s", guest->target->name,
-		        cli_guest_status_to_string(guest->status), error != NULL ? ": " : "", msg);
-	}
+	/* raw: main.c's log writer escapes what it prints */
+	g_debug("%s: %s%s%s", guest->target->name, cli_guest_status_to_string(guest->status),
+	        error != NULL ? ": " : "", guest->error != NULL ? guest->error : "");
 	cli_guest_release(guest);
 	cli_runner_draw_progress(app, FALSE);
 }
@@ -293,6 +274,8 @@ static void cli_runner_session_wait_cb(CliSession *session, const char *execute,
 
 static void cli_runner_start_guest(CliApp *app, CliGuest *guest)
 {
+	CliAddress address;
+
 	guest->status = CLI_GUEST_RUNNING;
 	guest->started_us = g_get_monotonic_time();
 	app->n_running++;
@@ -305,8 +288,9 @@ static void cli_runner_start_guest(CliApp *app, CliGuest *guest)
 		cli_guest_finish(guest, NULL, error);
 		return;
 	}
-	guest->session = cli_session_open(guest->target, app->context, CLI_MAX_REPLY_SIZE,
-	                                  cli_runner_open_cb, guest);
+	cli_target_get_address(guest->target, &address);
+	guest->session =
+	    cli_session_open(&address, app->context, CLI_MAX_REPLY_SIZE, cli_runner_open_cb, guest);
 	cli_session_set_wait_func(guest->session, cli_runner_session_wait_cb, guest);
 }
 

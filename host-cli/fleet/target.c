@@ -4,9 +4,9 @@
 #include <sys/un.h>
 
 #include "gb-error.h"
-#include "fleet/inventory.h"
 #include "fleet/libvirt.h"
 #include "fleet/target.h"
+#include "transport/qga.h"
 
 /* Schemes that are planned; named here so users get "not supported yet", not "unknown". */
 static const char *const cli_target_planned_schemes[] = { NULL };
@@ -278,118 +278,52 @@ char *cli_target_to_key(const CliTarget *target)
 	return g_strdup(target->text);
 }
 
-GPtrArray *cli_targets_parse(const char *const *texts, GError **error)
+void cli_target_get_address(const CliTarget *target, CliAddress *address)
 {
-	return cli_targets_resolve(texts, NULL, error);
+	memset(address, 0, sizeof(*address));
+	switch (target->scheme) {
+	case CLI_TARGET_VSOCK:
+		address->kind = CLI_ADDRESS_VSOCK;
+		break;
+	case CLI_TARGET_QGA:
+		/* libvirt:DOMAIN with only qemu-ga's channel: through virsh, path is NULL */
+		address->kind =
+		    target->qga_domain != NULL ? CLI_ADDRESS_QGA_DOMAIN : CLI_ADDRESS_QGA;
+		break;
+	case CLI_TARGET_UNIX:
+	default:
+		address->kind = CLI_ADDRESS_UNIX;
+		break;
+	}
+	address->text = target->text;
+	address->path = target->path;
+	address->cid = target->cid;
+	address->port = target->port;
+	address->qga_domain = target->qga_domain;
+	address->agent_path = target->agent_path;
 }
 
-/* How a duplicate is named in messages: the inventory group, or the text as given. */
-static char *cli_target_describe(const CliTarget *target)
+gboolean cli_targets_apply_qga_agent(GPtrArray *targets, const char *agent, GError **error)
 {
-	if (target->origin != NULL)
-		return g_strdup_printf("[guest %s] at %s", target->name, target->origin);
-	return g_strdup_printf("'%s'", target->text);
-}
+	guint n_qga = 0;
 
-typedef struct {
-	GPtrArray *targets;
-	GHashTable *keys;  /* canonical key -> CliTarget (borrowed) */
-	GHashTable *names; /* inventory guest name -> CliTarget (borrowed) */
-	guint n_inventory;
-	guint n_selected;
-} CliTargetsBuilder;
-
-static gboolean cli_targets_add(CliTargetsBuilder *b, CliTarget *target_owned, GError **error)
-{
-	g_autoptr(CliTarget) target = target_owned;
-	g_autofree char *key = cli_target_to_key(target);
-	const CliTarget *first = g_hash_table_lookup(b->keys, key);
-
-	if (first != NULL) {
-		g_autofree char *this = cli_target_describe(target);
-		g_autofree char *that = cli_target_describe(first);
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "duplicate target %s (same guest as %s: %s)", this, that, key);
+	if (agent == NULL)
+		return TRUE;
+	if (!cli_qga_check_agent_path(agent, error))
 		return FALSE;
-	}
-	if (target->origin != NULL) {
-		first = g_hash_table_lookup(b->names, target->name);
-		if (first != NULL) {
-			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			            "duplicate guest name '%s' (%s and %s)", target->name,
-			            first->origin, target->origin);
-			return FALSE;
-		}
-		g_hash_table_insert(b->names, target->name, target);
-	}
-	g_hash_table_insert(b->keys, g_steal_pointer(&key), target);
-	g_ptr_array_add(b->targets, g_steal_pointer(&target));
-	return TRUE;
-}
-
-static gboolean cli_targets_add_inventory(CliTargetsBuilder *b, const char *path,
-                                          const CliTargetOptions *opts, GError **error)
-{
-	g_autoptr(GPtrArray) guests = NULL;
-
-	if (path[0] == '\0') {
-		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		                    "empty inventory file name");
-		return FALSE;
-	}
-	guests = cli_inventory_load(path, opts, error);
-	if (guests == NULL)
-		return FALSE;
-	b->n_inventory++;
-	for (guint i = 0; i < guests->len; i++) {
-		CliTarget *target = g_ptr_array_index(guests, i);
-		if (!cli_inventory_guest_selected(target, opts))
+	for (guint i = 0; targets != NULL && i < targets->len; i++) {
+		CliTarget *target = g_ptr_array_index(targets, i);
+		if (target->scheme != CLI_TARGET_QGA)
 			continue;
-		b->n_selected++;
-		if (!cli_targets_add(b, g_steal_pointer(&guests->pdata[i]), error))
-			return FALSE;
+		g_free(target->agent_path);
+		target->agent_path = g_strdup(agent);
+		n_qga++;
+	}
+	if (n_qga == 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "--qga-agent %s: no target is reached through qemu-ga (qga:PATH)",
+		            agent);
+		return FALSE;
 	}
 	return TRUE;
-}
-
-GPtrArray *cli_targets_resolve(const char *const *texts, const CliTargetOptions *opts,
-                               GError **error)
-{
-	g_autoptr(GPtrArray) targets =
-	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_target_free);
-	g_autoptr(GHashTable) keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	g_autoptr(GHashTable) names = g_hash_table_new(g_str_hash, g_str_equal);
-	g_autofree char *selection = cli_inventory_describe_selection(opts);
-	CliTargetsBuilder b = { targets, keys, names, 0, 0 };
-
-	for (guint i = 0; texts != NULL && texts[i] != NULL; i++) {
-		CliTarget *target;
-
-		if (texts[i][0] == '@') {
-			if (!cli_targets_add_inventory(&b, texts[i] + 1, opts, error))
-				return NULL;
-			continue;
-		}
-		target = cli_target_parse_full(texts[i], opts, error);
-		if (target == NULL || !cli_targets_add(&b, target, error))
-			return NULL;
-	}
-	for (guint i = 0; opts != NULL && opts->inventories != NULL && opts->inventories[i] != NULL;
-	     i++) {
-		if (!cli_targets_add_inventory(&b, opts->inventories[i], opts, error))
-			return NULL;
-	}
-	if (b.n_inventory == 0 && selection[0] != '\0') {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "%s selects guests of an inventory, but none was given (@FILE or "
-		            "--inventory FILE)",
-		            selection);
-		return NULL;
-	}
-	if (b.n_inventory > 0 && b.n_selected == 0) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "no inventory guest matches %s", selection);
-		return NULL;
-	}
-	return g_steal_pointer(&targets);
 }

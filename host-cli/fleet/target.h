@@ -3,12 +3,14 @@
 
 #include <glib.h>
 
+#include "transport/address.h"
+
 G_BEGIN_DECLS
 
 /*
  * Where a guest's agent is reached. New schemes (qga:, libvirt:, @FILE
- * inventories) add a value here and a branch in cli_target_parse(); the
- * client dispatches on the scheme when it connects.
+ * inventories) add a value here and a branch in cli_target_parse();
+ * cli_target_get_address() turns a target into what the session connects to.
  */
 typedef enum {
 	CLI_TARGET_UNIX,  /* unix:PATH or a bare path */
@@ -70,19 +72,20 @@ void cli_target_free(CliTarget *target);
 /* Canonical form ("unix:/a", "vsock:3:1234"): two targets are the same guest iff equal. */
 char *cli_target_to_key(const CliTarget *target);
 /*
- * Parses every text in order; fails on the first bad one or on a duplicate
- * (same canonical form). Returns a GPtrArray of CliTarget (owns them).
+ * Fills address with where a session reaches target (cli_session_open()); it
+ * borrows target's strings, so it is valid while target is unchanged. Not for
+ * a target with error set: there is nothing to connect to.
  */
-GPtrArray *cli_targets_parse(const char *const *texts, GError **error);
-/*
- * The command line's targets: texts in order, each @FILE expanded in place to
- * its selected guests, then the guests of opts->inventories. Fails (as a
- * usage error) on a bad target or inventory, a duplicate, --tag/--name
- * without an inventory, or a selection that matches no inventory guest.
- */
-GPtrArray *cli_targets_resolve(const char *const *texts, const CliTargetOptions *opts,
-                               GError **error);
+void cli_target_get_address(const CliTarget *target, CliAddress *address);
 
+/*
+ * --qga-agent PATH: sets agent_path of every qga: target (also libvirt:DOMAIN
+ * reached through qemu-ga) to agent; the command line wins over an
+ * inventory's agent_path=. Nothing to do when agent is NULL. Fails with
+ * GB_ERROR_INVALID_ARGUMENT when agent is not an absolute path
+ * (cli_qga_check_agent_path()) or no target is reached through qemu-ga.
+ */
+gboolean cli_targets_apply_qga_agent(GPtrArray *targets, const char *agent, GError **error);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliTarget, cli_target_free)
 
 G_END_DECLS

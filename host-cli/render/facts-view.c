@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
 #include <string.h>
 
-#include "analysis/audit.h"
-#include "analysis/facts-view.h"
+#include "analysis/units.h"
+#include "render/escape.h"
+#include "render/facts-view.h"
+#include "render/csv.h"
 #include "gb-json.h"
-#include "render/output.h"
 
 /*
  * Facts views: a compact per-guest block and CSV rows. Every value is read
@@ -17,71 +20,6 @@
 #define CLI_COLOR_GREEN "\033[32m"
 #define CLI_COLOR_YELLOW "\033[33m"
 #define CLI_COLOR_RESET "\033[0m"
-
-void cli_escape_append(GString *out, const char *text)
-{
-	const char *p = text;
-
-	if (text == NULL)
-		return;
-	while (*p != '\0') {
-		guchar c = (guchar)*p;
-		gunichar uc;
-		const char *next;
-
-		if (c < 0x20 || c == 0x7f) {
-			g_string_append_printf(out, "\\x%02X", c);
-			p++;
-			continue;
-		}
-		if (c < 0x80) {
-			g_string_append_c(out, (char)c);
-			p++;
-			continue;
-		}
-		/* multi-byte: copy when valid, escape byte by byte when not */
-		uc = g_utf8_get_char_validated(p, -1);
-		if (uc == (gunichar)-1 || uc == (gunichar)-2) {
-			g_string_append_printf(out, "\\x%02X", c);
-			p++;
-			continue;
-		}
-		next = g_utf8_next_char(p);
-		if ((uc >= 0x80 && uc <= 0x9f) || cli_unichar_is_format_control(uc))
-			/* C1 controls (U+009B is CSI on terminals that honour 8-bit
-			 * controls) and bidi overrides that would reorder the line */
-			g_string_append_printf(out, "\\u%04X", uc);
-		else
-			g_string_append_len(out, p, next - p);
-		p = next;
-	}
-}
-
-char *cli_escape_text(const char *text)
-{
-	GString *out = g_string_new(NULL);
-	cli_escape_append(out, text);
-	return g_string_free(out, FALSE);
-}
-
-char *cli_format_bytes(guint64 bytes)
-{
-	const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double value = (double)bytes;
-	guint unit = 0;
-
-	if (bytes < 1024)
-		return g_strdup_printf("%" G_GUINT64_FORMAT " B", bytes);
-	value /= 1024.0;
-	while (value >= 1024.0 && unit + 1 < G_N_ELEMENTS(units)) {
-		value /= 1024.0;
-		unit++;
-	}
-	/* whole numbers stay whole ("2 MiB"); others get one decimal ("7.8 GiB") */
-	if (bytes % (G_GUINT64_CONSTANT(1) << (10 * (unit + 1))) == 0)
-		return g_strdup_printf("%.0f %s", value, units[unit]);
-	return g_strdup_printf("%.1f %s", value, units[unit]);
-}
 
 /* Small readers: NULL / FALSE when the member is absent, null or of the wrong type. */
 
@@ -474,7 +412,7 @@ static void csv_row(GString *out, const char *guest, const char *section, const 
 {
 	const char *fields[] = { guest, section, item, key, value };
 	for (guint i = 0; i < G_N_ELEMENTS(fields); i++) {
-		g_autofree char *escaped = cli_escape_text(fields[i]);
+		g_autofree char *escaped = cli_escape_terminal(fields[i]);
 		if (i > 0)
 			g_string_append_c(out, ',');
 		cli_csv_append_field(out, escaped);

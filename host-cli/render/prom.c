@@ -2,8 +2,8 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
-#include "fleet/app.h"
 #include "render/prom.h"
 
 char *cli_prom_escape_label(const char *value)
@@ -107,13 +107,13 @@ void cli_prom_sample(GString *out, const char *name, double value, ...)
 	cli_prom_samplev(out, name, (const char *const *)labels->pdata, value);
 }
 
-void cli_prom_append_up(GString *out, CliApp *app)
+void cli_prom_append_up(GString *out, const CliResults *results)
 {
 	cli_prom_family(out, "guestbench_up", "gauge",
 	                "Whether the guest's agent answered (1) or not (0: error or timeout).");
-	for (guint i = 0; app->guests != NULL && i < app->guests->len; i++) {
-		CliGuest *guest = g_ptr_array_index(app->guests, i);
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		cli_prom_sample(out, "guestbench_up", guest->status == CLI_GUEST_OK ? 1.0 : 0.0,
-		                "guest", guest->target->name, "target", guest->target->text, NULL);
+		                "guest", guest->name, "target", guest->target, NULL);
 	}
 }

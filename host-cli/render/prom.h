@@ -3,9 +3,9 @@
 
 #include <glib.h>
 
-G_BEGIN_DECLS
+#include "render/results.h"
 
-typedef struct _CliApp CliApp;
+G_BEGIN_DECLS
 
 /*
  * Prometheus text exposition format (0.0.4), as node_exporter's textfile
@@ -30,6 +30,6 @@ void cli_prom_family(GString *out, const char *name, const char *type, const cha
 void cli_prom_sample(GString *out, const char *name, double value, ...) G_GNUC_NULL_TERMINATED;
 void cli_prom_samplev(GString *out, const char *name, const char *const *labels, double value);
 /* The "guestbench_up" family: 1 for every guest that is ok, 0 for the others. */
-void cli_prom_append_up(GString *out, CliApp *app);
+void cli_prom_append_up(GString *out, const CliResults *results);
 
 G_END_DECLS

@@ -5,8 +5,10 @@
 
 #include "guestbench-protocol.h"
 
-#include "analysis/facts-view.h"
+#include "analysis/units.h"
+
 #include "render/report.h"
+#include "render/compare-view.h"
 
 /* Okabe-Ito: tell apart for colour-blind readers, and in greyscale print */
 static const char *const cli_report_palette[] = {

@@ -6,7 +6,6 @@
 
 #include "guestbench-protocol.h"
 
-#include "render/output.h"
 #include "transport/qga.h"
 
 /* How much of the agent's stderr an error quotes. */
@@ -30,7 +29,7 @@ typedef struct {
 } CliQgaCall;
 
 struct _CliQga {
-	gint refcount;
+	grefcount refcount;
 	CliQgaState state;
 	CliSession *outer; /* what the callbacks see; it owns us */
 	CliSession *inner; /* the session with qemu-ga, NULL through virsh */
@@ -72,7 +71,7 @@ static void cli_qga_call_free(CliQgaCall *call)
 
 static CliQga *cli_qga_ref(CliQga *qga)
 {
-	qga->refcount++;
+	g_ref_count_inc(&qga->refcount);
 	return qga;
 }
 
@@ -102,7 +101,7 @@ static void cli_qga_unref(CliQga *qga)
 {
 	CliQgaCall *call;
 
-	if (--qga->refcount > 0)
+	if (!g_ref_count_dec(&qga->refcount))
 		return;
 	cli_qga_teardown(qga);
 	cli_qga_destroy_source(&qga->idle_source);
@@ -121,10 +120,10 @@ static void cli_qga_unref(CliQga *qga)
 
 /* ---- the pieces ------------------------------------------------------------------- */
 
-const char *cli_qga_get_agent_path(const CliTarget *target)
+const char *cli_qga_get_agent_path(const CliAddress *address)
 {
-	if (target != NULL && target->agent_path != NULL)
-		return target->agent_path;
+	if (address != NULL && address->agent_path != NULL)
+		return address->agent_path;
 	return GB_AGENT_DEFAULT_BINARY;
 }
 
@@ -144,43 +143,6 @@ gboolean cli_qga_check_agent_path(const char *path, GError **error)
 	if (!g_utf8_validate(path, -1, NULL)) {
 		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 		                    "--qga-agent: not valid UTF-8");
-		return FALSE;
-	}
-	return TRUE;
-}
-
-gboolean cli_qga_option_cb(const char *option_name, const char *value, gpointer data,
-                           GError **error)
-{
-	CliApp *app = data;
-
-	if (!cli_qga_check_agent_path(value, error))
-		return FALSE;
-	g_free(app->opts.qga_agent);
-	app->opts.qga_agent = g_strdup(value);
-	return TRUE;
-}
-
-gboolean cli_qga_apply_agent_option(GPtrArray *targets, const char *agent, GError **error)
-{
-	guint n_qga = 0;
-
-	if (agent == NULL)
-		return TRUE;
-	if (!cli_qga_check_agent_path(agent, error))
-		return FALSE;
-	for (guint i = 0; targets != NULL && i < targets->len; i++) {
-		CliTarget *target = g_ptr_array_index(targets, i);
-		if (target->scheme != CLI_TARGET_QGA)
-			continue;
-		g_free(target->agent_path);
-		target->agent_path = g_strdup(agent);
-		n_qga++;
-	}
-	if (n_qga == 0) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "--qga-agent %s: no target is reached through qemu-ga (qga:PATH)",
-		            agent);
 		return FALSE;
 	}
 	return TRUE;
@@ -362,11 +324,13 @@ CliQgaExecStatus *cli_qga_parse_exec_status(JsonNode *ret, GError **error)
 	return g_steal_pointer(&status);
 }
 
-/* ": STDERR" (escaped, cut), or "" when the agent wrote nothing there. */
+/*
+ * ": STDERR" (valid UTF-8, cut by characters), or "" when the agent wrote
+ * nothing there. Not escaped: whoever shows the error does that.
+ */
 static char *cli_qga_stderr_excerpt(const CliQgaExecStatus *status)
 {
 	g_autofree char *text = NULL;
-	g_autofree char *safe = NULL;
 	gsize len = 0;
 	const char *data;
 
@@ -379,12 +343,11 @@ static char *cli_qga_stderr_excerpt(const CliQgaExecStatus *status)
 	g_strstrip(text);
 	if (text[0] == '\0')
 		return g_strdup("");
-	safe = cli_escape_terminal(text);
-	if (g_utf8_strlen(safe, -1) > CLI_QGA_STDERR_EXCERPT) {
-		g_autofree char *cut = g_utf8_substring(safe, 0, CLI_QGA_STDERR_EXCERPT);
+	if (g_utf8_strlen(text, -1) > CLI_QGA_STDERR_EXCERPT) {
+		g_autofree char *cut = g_utf8_substring(text, 0, CLI_QGA_STDERR_EXCERPT);
 		return g_strdup_printf(": %s…", cut);
 	}
-	return g_strdup_printf(": %s", safe);
+	return g_strdup_printf(": %s", text);
 }
 
 typedef struct {
@@ -617,11 +580,11 @@ static void cli_qga_virsh_done_cb(GObject *source, GAsyncResult *res, gpointer u
 		return;
 	}
 	if (!g_subprocess_get_if_exited(proc) || g_subprocess_get_exit_status(proc) != 0) {
-		g_autofree char *safe = cli_escape_terminal(err != NULL ? g_strstrip(err) : "");
 		/* virsh says why: the agent is not connected, or the command failed */
+		g_autofree char *why = g_utf8_make_valid(err != NULL ? g_strstrip(err) : "", -1);
 		error =
 		    g_error_new(GB_ERROR, GB_ERROR_REMOTE, "%s: virsh qemu-agent-command %s: %s",
-		                execute, qga->domain, safe);
+		                execute, qga->domain, why);
 	} else {
 		/* libvirt answers with the agent's reply line; it rewrites the id */
 		ret = gb_reply_parse(out, strlen(out), NULL, &error);
@@ -840,32 +803,31 @@ static void cli_qga_inner_open_cb(CliSession *inner, const GError *error, gpoint
 	cli_qga_raw_call(qga, "guest-info", NULL, cli_qga_info_cb);
 }
 
-CliQga *cli_qga_new(CliSession *outer, const CliTarget *target, GMainContext *context,
+CliQga *cli_qga_new(CliSession *outer, const CliAddress *address, GMainContext *context,
                     gsize max_reply_size, CliSessionOpenFunc open_func, gpointer user_data)
 {
 	CliQga *qga = g_new0(CliQga, 1);
 	/* the inner session is a plain one to qemu-ga's socket */
-	CliTarget inner = {
-		.scheme = CLI_TARGET_UNIX,
-		.text = target->text,
-		.name = target->name,
-		.path = target->path,
+	CliAddress inner = {
+		.kind = CLI_ADDRESS_UNIX,
+		.text = address->text,
+		.path = address->path,
 	};
 
-	qga->refcount = 1;
+	g_ref_count_init(&qga->refcount);
 	qga->state = CLI_QGA_CONNECTING;
 	qga->outer = outer;
 	qga->context = g_main_context_ref(context);
-	qga->text = g_strdup(target->text);
-	qga->agent_path = g_strdup(cli_qga_get_agent_path(target));
+	qga->text = g_strdup(address->text);
+	qga->agent_path = g_strdup(cli_qga_get_agent_path(address));
 	qga->max_reply_size = max_reply_size;
 	qga->open_func = open_func;
 	qga->user_data = user_data;
 	g_queue_init(&qga->calls);
 	qga->jobs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
 	                                  (GDestroyNotify)json_node_unref);
-	if (target->qga_domain != NULL) {
-		qga->domain = g_strdup(target->qga_domain);
+	if (address->kind == CLI_ADDRESS_QGA_DOMAIN) {
+		qga->domain = g_strdup(address->qga_domain);
 		qga->virsh = g_find_program_in_path("virsh");
 		if (qga->virsh == NULL) {
 			cli_qga_fail(qga,

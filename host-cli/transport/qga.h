@@ -4,9 +4,8 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
-#include "fleet/app.h"
+#include "transport/address.h"
 #include "transport/session.h"
-#include "fleet/target.h"
 
 G_BEGIN_DECLS
 
@@ -25,8 +24,9 @@ G_BEGIN_DECLS
  * job are answered here from that reply, so commands keep their usual
  * start/poll flow.
  *
- * CliQga sits behind a CliSession (client.c dispatches to it for
- * CLI_TARGET_QGA): the callbacks get that outer session as their session.
+ * CliQga sits behind a CliSession (session.c dispatches to it for
+ * CLI_ADDRESS_QGA and CLI_ADDRESS_QGA_DOMAIN): the callbacks get that outer
+ * session as their session.
  */
 typedef struct _CliQga CliQga;
 
@@ -35,7 +35,7 @@ typedef struct _CliQga CliQga;
 #define CLI_QGA_POLL_MAX_MS 500
 
 /* Never NULL; open_func gets outer as its session, from the main context. */
-CliQga *cli_qga_new(CliSession *outer, const CliTarget *target, GMainContext *context,
+CliQga *cli_qga_new(CliSession *outer, const CliAddress *address, GMainContext *context,
                     gsize max_reply_size, CliSessionOpenFunc open_func, gpointer user_data);
 /* Queues a call (one at a time, in order); see cli_session_call(). */
 void cli_qga_call(CliQga *qga, const char *execute, JsonObject *arguments, CliSessionReplyFunc func,
@@ -56,18 +56,10 @@ void cli_qga_free(CliQga *qga);
 
 /* ---- the pieces, public for tests ---- */
 
-/* The agent binary in the guest: the target's agent_path, else GB_AGENT_DEFAULT_BINARY. */
-const char *cli_qga_get_agent_path(const CliTarget *target);
+/* The agent binary in the guest: the address's agent_path, else GB_AGENT_DEFAULT_BINARY. */
+const char *cli_qga_get_agent_path(const CliAddress *address);
 /* --qga-agent PATH: an absolute path, else GB_ERROR_INVALID_ARGUMENT. */
 gboolean cli_qga_check_agent_path(const char *path, GError **error);
-/* The GOption callback of --qga-agent (data is the CliApp). */
-gboolean cli_qga_option_cb(const char *option_name, const char *value, gpointer data,
-                           GError **error);
-/*
- * Sets agent_path of every qga: target to agent (the command line wins over
- * an inventory's agent_path=). Fails when agent is set but no target is qga:.
- */
-gboolean cli_qga_apply_agent_option(GPtrArray *targets, const char *agent, GError **error);
 /*
  * Checks a guest-info reply: guest-exec and guest-exec-status must be listed
  * and enabled; the error names the qemu-ga option that disables them.

@@ -10,7 +10,6 @@
 
 #include "guestbench-protocol.h"
 
-#include "render/output.h"
 #include "transport/qmp.h"
 
 /* How much of an unexpected message an error quotes. */
@@ -36,7 +35,7 @@ typedef struct {
 } CliQmpCall;
 
 struct _CliQmp {
-	gint refcount;
+	grefcount refcount;
 	CliQmpState state;
 	char *path;   /* socket path, or NULL over libvirt */
 	char *domain; /* libvirt domain, or NULL */
@@ -76,7 +75,7 @@ static void cli_qmp_call_free(CliQmpCall *call)
 
 static CliQmp *cli_qmp_ref(CliQmp *qmp)
 {
-	qmp->refcount++;
+	g_ref_count_inc(&qmp->refcount);
 	return qmp;
 }
 
@@ -113,7 +112,7 @@ static void cli_qmp_unref(CliQmp *qmp)
 {
 	CliQmpCall *call;
 
-	if (--qmp->refcount > 0)
+	if (!g_ref_count_dec(&qmp->refcount))
 		return;
 	cli_qmp_teardown(qmp);
 	cli_qmp_destroy_source(&qmp->notify_source);
@@ -234,17 +233,19 @@ static void cli_qmp_arm_timer(CliQmp *qmp)
 	g_source_attach(qmp->timer, qmp->context);
 }
 
-/* A printable excerpt of a message from the monitor, for error messages. */
+/*
+ * An excerpt of a message from the monitor, for error messages: valid UTF-8,
+ * cut by characters. Not escaped: whoever shows the error does that.
+ */
 static char *cli_qmp_excerpt(const char *msg, gsize len)
 {
 	g_autofree char *valid = g_utf8_make_valid(msg, (gssize)len);
-	g_autofree char *safe = cli_escape_terminal(valid);
 
-	if (g_utf8_strlen(safe, -1) > CLI_QMP_EXCERPT) {
-		g_autofree char *cut = g_utf8_substring(safe, 0, CLI_QMP_EXCERPT);
+	if (g_utf8_strlen(valid, -1) > CLI_QMP_EXCERPT) {
+		g_autofree char *cut = g_utf8_substring(valid, 0, CLI_QMP_EXCERPT);
 		return g_strdup_printf("%s…", cut);
 	}
-	return g_steal_pointer(&safe);
+	return g_steal_pointer(&valid);
 }
 
 static void cli_qmp_write(CliQmp *qmp, const char *line)
@@ -340,8 +341,12 @@ static void cli_qmp_virsh_done_cb(GObject *source, GAsyncResult *res, gpointer u
 		return;
 	}
 	if (!g_subprocess_get_if_exited(proc) || g_subprocess_get_exit_status(proc) != 0) {
-		g_autofree char *why = cli_qmp_excerpt(err != NULL ? g_strstrip(err) : "",
-		                                       err != NULL ? strlen(err) : 0);
+		g_autofree char *why = NULL;
+
+		/* strip first: the length must be that of the stripped text */
+		if (err != NULL)
+			g_strstrip(err);
+		why = cli_qmp_excerpt(err != NULL ? err : "", err != NULL ? strlen(err) : 0);
 		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_IO, "virsh failed: %s", why));
 		cli_qmp_unref(qmp);
 		return;
@@ -606,7 +611,7 @@ CliQmp *cli_qmp_open(const char *path, GMainContext *context, double timeout_sec
 {
 	CliQmp *qmp = g_new0(CliQmp, 1);
 
-	qmp->refcount = 1;
+	g_ref_count_init(&qmp->refcount);
 	qmp->state = CLI_QMP_CONNECTING;
 	qmp->context = g_main_context_ref(context);
 	qmp->timeout = timeout_seconds > 0 ? timeout_seconds : 10.0;

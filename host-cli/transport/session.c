@@ -11,7 +11,6 @@
 #include "guestbench-protocol.h"
 
 #include "transport/session.h"
-#include "render/output.h"
 #include "transport/qga.h"
 
 /* A unix socket with a full backlog answers EAGAIN instead of queueing the connect. */
@@ -36,9 +35,9 @@ typedef struct {
 } CliSessionCall;
 
 struct _CliSession {
-	gint refcount;
+	grefcount refcount;
 	CliSessionState state;
-	CliTarget *target; /* a copy: the session may outlive nothing, but owns what it reads */
+	CliAddress *address; /* a copy: the session owns what it reads */
 	GMainContext *context;
 	int fd;
 	GSource *in_source;
@@ -59,7 +58,7 @@ struct _CliSession {
 	guint64 bytes_discarded;
 	guint n_discarded;
 	char *last_discard;
-	CliQga *qga; /* qga: targets: calls run the agent through qemu-ga's guest-exec */
+	CliQga *qga; /* qemu-ga addresses: calls run the agent through qemu-ga's guest-exec */
 };
 
 static void cli_session_connect(CliSession *session);
@@ -75,7 +74,7 @@ static void cli_session_call_free(CliSessionCall *call)
 
 static CliSession *cli_session_ref(CliSession *session)
 {
-	session->refcount++;
+	g_ref_count_inc(&session->refcount);
 	return session;
 }
 
@@ -104,7 +103,7 @@ static void cli_session_unref(CliSession *session)
 {
 	CliSessionCall *call;
 
-	if (--session->refcount > 0)
+	if (!g_ref_count_dec(&session->refcount))
 		return;
 	cli_qga_free(g_steal_pointer(&session->qga));
 	cli_session_teardown(session);
@@ -115,7 +114,7 @@ static void cli_session_unref(CliSession *session)
 		gb_framer_free(session->framer);
 	g_byte_array_unref(session->outbuf);
 	g_clear_error(&session->error);
-	cli_target_free(session->target);
+	cli_address_free(session->address);
 	g_free(session->last_discard);
 	g_main_context_unref(session->context);
 	g_free(session);
@@ -186,10 +185,8 @@ static void cli_session_fail(CliSession *session, GError *error)
 		g_error_free(error);
 		return;
 	}
-	if (g_log_get_debug_enabled()) {
-		g_autofree char *msg = cli_escape_terminal(error->message);
-		g_debug("%s: %s", session->target->text, msg);
-	}
+	/* raw: main.c's log writer escapes what it prints */
+	g_debug("%s: %s", session->address->text, error->message);
 	cli_session_teardown(session);
 	session->state = CLI_SESSION_FAILED;
 	session->error = error;
@@ -199,19 +196,22 @@ static void cli_session_fail(CliSession *session, GError *error)
 
 static void cli_session_discard(CliSession *session, gsize len, const char *reason)
 {
-	/* parse errors quote the guest's bytes: make them printable and valid UTF-8 first */
-	g_autofree char *safe = cli_escape_terminal(reason);
+	/*
+	 * Parse errors quote the guest's bytes: valid UTF-8 here, cut by characters;
+	 * escaped only where it is shown (tables, the runner, main.c's log writer).
+	 */
+	g_autofree char *valid = g_utf8_make_valid(reason, -1);
 
 	session->bytes_discarded += len;
 	session->n_discarded++;
 	g_free(session->last_discard);
-	if (g_utf8_strlen(safe, -1) > CLI_SESSION_DISCARD_EXCERPT) {
-		g_autofree char *cut = g_utf8_substring(safe, 0, CLI_SESSION_DISCARD_EXCERPT);
+	if (g_utf8_strlen(valid, -1) > CLI_SESSION_DISCARD_EXCERPT) {
+		g_autofree char *cut = g_utf8_substring(valid, 0, CLI_SESSION_DISCARD_EXCERPT);
 		session->last_discard = g_strdup_printf("%s…", cut);
 	} else {
-		session->last_discard = g_steal_pointer(&safe);
+		session->last_discard = g_steal_pointer(&valid);
 	}
-	g_debug("%s: discarded %" G_GSIZE_FORMAT " bytes: %s", session->target->text, len,
+	g_debug("%s: discarded %" G_GSIZE_FORMAT " bytes: %s", session->address->text, len,
 	        session->last_discard);
 }
 
@@ -255,7 +255,7 @@ static void cli_session_handle_sync(CliSession *session, const char *msg, gsize 
 	}
 	session->state = CLI_SESSION_OPEN;
 	session->open_reported = TRUE;
-	g_debug("%s: session open after discarding %u message(s)", session->target->text,
+	g_debug("%s: session open after discarding %u message(s)", session->address->text,
 	        session->n_discarded);
 	if (session->open_func != NULL)
 		session->open_func(session, NULL, session->user_data);
@@ -454,7 +454,7 @@ static gboolean cli_session_connect_done_cb(int fd, GIOCondition condition, gpoi
 	if (err != 0) {
 		cli_session_fail(session,
 		                 g_error_new(GB_ERROR, GB_ERROR_IO, "cannot connect to %s: %s",
-		                             session->target->text, g_strerror(err)));
+		                             session->address->text, g_strerror(err)));
 		return G_SOURCE_REMOVE;
 	}
 	cli_session_connected(session);
@@ -478,18 +478,18 @@ static void cli_session_connect(CliSession *session)
 		struct sockaddr_vm vm;
 	} addr;
 	socklen_t addrlen;
-	int family = session->target->scheme == CLI_TARGET_VSOCK ? AF_VSOCK : AF_UNIX;
+	int family = session->address->kind == CLI_ADDRESS_VSOCK ? AF_VSOCK : AF_UNIX;
 
 	memset(&addr, 0, sizeof(addr));
-	if (session->target->scheme == CLI_TARGET_VSOCK) {
+	if (session->address->kind == CLI_ADDRESS_VSOCK) {
 		addr.vm.svm_family = AF_VSOCK;
-		addr.vm.svm_cid = session->target->cid;
-		addr.vm.svm_port = session->target->port;
+		addr.vm.svm_cid = session->address->cid;
+		addr.vm.svm_port = session->address->port;
 		addrlen = sizeof(addr.vm);
 	} else {
-		/* target.c rejected paths that do not fit */
+		/* fleet/target.c rejected paths that do not fit */
 		addr.un.sun_family = AF_UNIX;
-		g_strlcpy(addr.un.sun_path, session->target->path, sizeof(addr.un.sun_path));
+		g_strlcpy(addr.un.sun_path, session->address->path, sizeof(addr.un.sun_path));
 		addrlen = sizeof(addr.un);
 	}
 	if (session->fd < 0) {
@@ -520,23 +520,17 @@ static void cli_session_connect(CliSession *session)
 		return;
 	}
 	cli_session_fail(session, g_error_new(GB_ERROR, GB_ERROR_IO, "cannot connect to %s: %s",
-	                                      session->target->text, g_strerror(errno)));
+	                                      session->address->text, g_strerror(errno)));
 }
 
-CliSession *cli_session_open(const CliTarget *target, GMainContext *context, gsize max_reply_size,
+CliSession *cli_session_open(const CliAddress *address, GMainContext *context, gsize max_reply_size,
                              CliSessionOpenFunc func, gpointer user_data)
 {
 	CliSession *session = g_new0(CliSession, 1);
 
-	session->refcount = 1;
+	g_ref_count_init(&session->refcount);
 	session->state = CLI_SESSION_CONNECTING;
-	session->target = g_new0(CliTarget, 1);
-	session->target->scheme = target->scheme;
-	session->target->text = g_strdup(target->text);
-	session->target->name = g_strdup(target->name);
-	session->target->path = g_strdup(target->path);
-	session->target->cid = target->cid;
-	session->target->port = target->port;
+	session->address = cli_address_copy(address);
 	session->context = g_main_context_ref(context);
 	session->fd = -1;
 	session->framer = gb_framer_new(max_reply_size, GB_FRAMER_DEFAULT_MAX_DEPTH);
@@ -547,9 +541,9 @@ CliSession *cli_session_open(const CliTarget *target, GMainContext *context, gsi
 	session->open_func = func;
 	session->user_data = user_data;
 	g_queue_init(&session->calls);
-	if (target->scheme == CLI_TARGET_QGA) {
+	if (address->kind == CLI_ADDRESS_QGA || address->kind == CLI_ADDRESS_QGA_DOMAIN) {
 		session->qga =
-		    cli_qga_new(session, target, context, max_reply_size, func, user_data);
+		    cli_qga_new(session, address, context, max_reply_size, func, user_data);
 		return session;
 	}
 	cli_session_connect(session);
@@ -598,7 +592,7 @@ char *cli_session_describe_wait(const CliSession *session)
 	str = g_string_new(NULL);
 	switch (session->state) {
 	case CLI_SESSION_CONNECTING:
-		g_string_append_printf(str, "connecting to %s", session->target->text);
+		g_string_append_printf(str, "connecting to %s", session->address->text);
 		break;
 	case CLI_SESSION_SYNCING:
 	case CLI_SESSION_OPEN:

@@ -4,7 +4,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
-#include "fleet/target.h"
+#include "transport/address.h"
 
 G_BEGIN_DECLS
 
@@ -25,8 +25,12 @@ typedef void (*CliSessionOpenFunc)(CliSession *session, const GError *error, gpo
 typedef void (*CliSessionReplyFunc)(CliSession *session, JsonNode *ret, const GError *error,
                                     gpointer user_data);
 
-/* Never NULL; errors (also immediate ones) arrive through func from the main context. */
-CliSession *cli_session_open(const CliTarget *target, GMainContext *context, gsize max_reply_size,
+/*
+ * Never NULL; errors (also immediate ones) arrive through func from the main
+ * context. The session keeps a copy of address. CLI_ADDRESS_QGA and
+ * CLI_ADDRESS_QGA_DOMAIN run the agent through qemu-ga (qga.h).
+ */
+CliSession *cli_session_open(const CliAddress *address, GMainContext *context, gsize max_reply_size,
                              CliSessionOpenFunc func, gpointer user_data);
 /*
  * Queues a call; func gets the reply, or the error that ended the session.
@@ -37,7 +41,7 @@ void cli_session_call(CliSession *session, const char *execute, JsonObject *argu
                       CliSessionReplyFunc func, gpointer user_data);
 gboolean cli_session_is_open(const CliSession *session);
 /*
- * Called while a call is waited for in steps (a qga: target polls
+ * Called while a call is waited for in steps (a qemu-ga address polls
  * guest-exec-status): which call and for how long so far. keepalive says the
  * guest answered and works on a long call (a benchmark), so the owner may
  * re-arm its deadline. Direct sessions never call it.

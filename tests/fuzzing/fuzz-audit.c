@@ -10,7 +10,8 @@
 #include <string.h>
 
 #include "analysis/audit.h"
-#include "analysis/facts-view.h"
+#include "render/facts-view.h"
+#include "render/audit-view.h"
 #include "fuzz.h"
 #include "guestbench-protocol.h"
 

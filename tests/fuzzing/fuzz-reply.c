@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/facts-view.h"
+#include "render/facts-view.h"
+#include "render/escape.h"
 #include "fuzz.h"
 #include "guestbench-protocol.h"
 
@@ -33,7 +34,7 @@ static void fuzz_reply_check_view(JsonObject *obj)
 	/* no escape sequence from the guest reaches the terminal */
 	if (memchr(out->str, 0x1b, out->len) != NULL)
 		abort();
-	escaped = cli_escape_text(out->str);
+	escaped = cli_escape_terminal(out->str);
 	if (escaped == NULL)
 		abort();
 }

@@ -487,6 +487,46 @@ static void test_qga_agent_fails(void)
 	assert_guest_error(run, "error", needle);
 }
 
+/*
+ * The agent's stderr is quoted raw in the error (the JSON document carries it
+ * as it is) and escaped where it is shown: the table, and --verbose's log
+ * lines (main.c's log writer; GLib prints debug lines on stdout).
+ */
+static void test_qga_agent_escapes(void)
+{
+	g_autofree char *script =
+	    write_script("escapes.sh", "printf '\\033[2J\\033]0;pwned\\007 boom\\n' >&2\nexit 3");
+	g_autofree char *target = qga_target(qga_sock);
+	g_autoptr(CliRun) json =
+	    cli_run("ping", "--format", "json", "--qga-agent", script, target, NULL);
+	g_autoptr(CliRun) verbose =
+	    cli_run("ping", "--verbose", "--qga-agent", script, target, NULL);
+	g_autofree char *want =
+	    g_strdup_printf(" %s: error: guest-ping: %s in the guest exited with status 3: "
+	                    "\\x1b[2J\\x1b]0;pwned\\x07 boom",
+	                    target, script);
+	g_auto(GStrv) lines = NULL;
+	guint n_debug = 0;
+
+	assert_guest_error(json, "error", "status 3: \x1b[2J\x1b]0;pwned\a boom");
+	g_assert_cmpint(verbose->status, ==, 3);
+	g_assert_null(strchr(verbose->out, '\x1b'));
+	g_assert_null(strchr(verbose->out, '\a'));
+	g_assert_null(strchr(verbose->err, '\x1b'));
+	/* the table's cell */
+	g_assert_nonnull(strstr(verbose->out, "status 3: \\x1b[2J\\x1b]0;pwned\\x07 boom\n"));
+	/* the runner's debug line: "** (guestbench:PID): DEBUG: TIME: TARGET: error: ..." */
+	lines = g_strsplit(verbose->out, "\n", -1);
+	for (guint i = 0; lines[i] != NULL; i++) {
+		const char *debug = strstr(lines[i], "DEBUG: ");
+		if (debug == NULL || strstr(debug, ": error: guest-ping: ") == NULL)
+			continue;
+		g_assert_cmpstr(strchr(debug + strlen("DEBUG: "), ' '), ==, want);
+		n_debug++;
+	}
+	g_assert_cmpuint(n_debug, ==, 1);
+}
+
 static void test_qga_agent_killed(void)
 {
 	g_autofree char *script = write_script("killed.sh", "kill -9 $$");
@@ -744,6 +784,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/qga/blocked", test_qga_blocked);
 	g_test_add_func("/qga/missing-agent", test_qga_missing_agent);
 	g_test_add_func("/qga/agent-fails", test_qga_agent_fails);
+	g_test_add_func("/qga/agent-escapes", test_qga_agent_escapes);
 	g_test_add_func("/qga/agent-killed", test_qga_agent_killed);
 	g_test_add_func("/qga/agent-garbage", test_qga_agent_garbage);
 	g_test_add_func("/qga/truncated", test_qga_truncated);

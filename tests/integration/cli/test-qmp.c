@@ -14,7 +14,8 @@
 
 #include "guestbench-protocol.h"
 #include "analysis/host-rules.h"
-#include "analysis/hostview.h"
+#include "fleet/host-files.h"
+#include "fleet/hostview.h"
 #include "transport/qmp.h"
 
 static const char *const cache_modes[] = { "none", "writeback", "unsafe", "directsync" };

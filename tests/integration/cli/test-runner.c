@@ -12,6 +12,7 @@
 
 #include "commands/commands.h"
 #include "fleet/runner.h"
+#include "fleet/resolve.h"
 
 /*
  * Commands written the way cli.h tells the lead to write them (poll loops,

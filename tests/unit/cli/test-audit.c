@@ -2,7 +2,9 @@
 #include <string.h>
 
 #include "analysis/audit.h"
-#include "analysis/facts-view.h"
+#include "render/facts-view.h"
+#include "render/csv.h"
+#include "render/audit-view.h"
 #include "gb-json.h"
 
 /* fixtures */
@@ -907,17 +909,17 @@ static void test_render_hostile(void)
 		g_assert_false((guchar)*p < 0x20 && *p != '\n');
 	}
 	g_assert_null(strstr(table->str, "\xc2\x9b"));
-	assert_contains(table->str, "evil\\x1B[2J\\x9B\\u009Bname");
-	assert_contains(table->str, "block/sd\\x1B[31ma");
-	assert_contains(table->str, "\\x1B]0;pwned\\x07QEMU");
-	assert_contains(table->str, "ahci,\"quoted\"\\x0Anext");
+	assert_contains(table->str, "evil\\x1b[2J\\x9b\\u009bname");
+	assert_contains(table->str, "block/sd\\x1b[31ma");
+	assert_contains(table->str, "\\x1b]0;pwned\\x07QEMU");
+	assert_contains(table->str, "ahci,\"quoted\"\\nnext");
 	/* a fake line cannot be injected: "FAKE  PASS" stays on the real line */
-	assert_contains(table->str, "KVM\\x0D\\x0AFAKE  PASS");
+	assert_contains(table->str, "KVM\\r\\nFAKE  PASS");
 	/* CSV: CR/LF kept inside quotes, every other control escaped */
 	g_assert_null(strchr(csv->str, '\033'));
 	g_assert_null(strchr(csv->str, '\007'));
 	assert_contains(csv->str, "\"emulated storage: bus sata, driver ahci,\"\"quoted\"\"\nnext");
-	assert_contains(csv->str, "evil\\x1B[2J\\x9B\\u009Bname,WARN,DISK-EMULATED,");
+	assert_contains(csv->str, "evil\\x1b[2J\\x9b\\u009bname,WARN,DISK-EMULATED,");
 }
 
 static void test_csv(void)
@@ -953,7 +955,7 @@ static void test_csv(void)
 	g_assert_cmpstr(out->str, ==,
 	                "\"web,1\",WARN,DISK-EMULATED,block/sda,\"bus ata, driver ata_piix\","
 	                "\"use \"\"virtio\"\"\"\n"
-	                "\"web,1\",PASS,CPU-HYPERVISOR,cpu,\"line1\nline2\\x09tab\",\n");
+	                "\"web,1\",PASS,CPU-HYPERVISOR,cpu,\"line1\nline2\\ttab\",\n");
 }
 
 static void test_summary(void)
@@ -1061,7 +1063,7 @@ static void test_summary_many(void)
 	assert_contains(table->str, "FAIL: vm00, vm01, vm02, vm03, vm04, vm05, vm06, vm07 "
 	                            "(+12 more)");
 	assert_contains(table->str, "HOST-QMP-CACHE");
-	assert_contains(table->str, "WARN: bad\\x1Bname");
+	assert_contains(table->str, "WARN: bad\\x1bname");
 	g_assert_null(strchr(table->str, '\033'));
 	/* known rules first, in table order; unknown ones after */
 	g_assert_true(strstr(table->str, "FACTS-ERRORS") < strstr(table->str, "HOST-QMP-CACHE"));

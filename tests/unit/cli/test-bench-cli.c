@@ -10,7 +10,7 @@
 
 #include "commands/bench-net.h"
 #include "commands/cmd-bench.h"
-#include "analysis/results.h"
+#include "analysis/runs.h"
 
 static void test_size_ok(void)
 {
@@ -429,9 +429,9 @@ static void test_net_end_stop(void)
 static void test_results_name(void)
 {
 	g_autoptr(GDateTime) when = g_date_time_new_utc(2026, 12, 2, 11, 40, 5);
-	g_autofree char *a = cli_results_file_name(when, "bench-aes", 1);
-	g_autofree char *b = cli_results_file_name(when, "bench-aes", 3);
-	g_autofree char *c = cli_results_file_name(when, "../x y", 1);
+	g_autofree char *a = cli_runs_file_name(when, "bench-aes", 1);
+	g_autofree char *b = cli_runs_file_name(when, "bench-aes", 3);
+	g_autofree char *c = cli_runs_file_name(when, "../x y", 1);
 
 	g_assert_cmpstr(a, ==, "2026-12-02T11-40-05Z-bench-aes.json");
 	g_assert_cmpstr(b, ==, "2026-12-02T11-40-05Z-bench-aes-3.json");
@@ -466,12 +466,12 @@ static void test_results_save_list(void)
 	g_autofree char *tmpfile = g_build_filename(dir, ".save-abcdef", NULL);
 	g_autoptr(GPtrArray) list = NULL;
 	GStatBuf st;
-	CliResultEntry *e;
+	CliRunEntry *e;
 
 	g_assert_no_error(error);
-	p1 = cli_results_save(dir, when, "bench-aes", doc, strlen(doc), &error);
+	p1 = cli_runs_save(dir, when, "bench-aes", doc, strlen(doc), &error);
 	g_assert_no_error(error);
-	p2 = cli_results_save(dir, when, "bench-aes", doc, strlen(doc), &error);
+	p2 = cli_runs_save(dir, when, "bench-aes", doc, strlen(doc), &error);
 	g_assert_no_error(error);
 	/* same second: a new name, the first run untouched */
 	g_assert_true(g_str_has_suffix(p1, "/2026-12-02T11-40-05Z-bench-aes.json"));
@@ -482,7 +482,7 @@ static void test_results_save_list(void)
 	g_assert_true(g_file_set_contents(other, "x", -1, NULL));
 	g_assert_true(g_file_set_contents(tmpfile, "x", -1, NULL));
 
-	list = cli_results_list(dir, &error);
+	list = cli_runs_list(dir, &error);
 	g_assert_no_error(error);
 	g_assert_cmpuint(list->len, ==, 3);
 	e = g_ptr_array_index(list, 0);
@@ -498,13 +498,13 @@ static void test_results_save_list(void)
 
 	/* a missing directory is an empty list */
 	g_clear_pointer(&list, g_ptr_array_unref);
-	list = cli_results_list("/nonexistent/guestbench/results", &error);
+	list = cli_runs_list("/nonexistent/guestbench/results", &error);
 	g_assert_no_error(error);
 	g_assert_cmpuint(list->len, ==, 0);
 
 	/* a directory that cannot be made: a clear error, nothing written */
 	g_free(p1);
-	p1 = cli_results_save(other, when, "bench-aes", doc, strlen(doc), &error);
+	p1 = cli_runs_save(other, when, "bench-aes", doc, strlen(doc), &error);
 	g_assert_null(p1);
 	g_assert_error(error, GB_ERROR, GB_ERROR_IO);
 	rm_rf(tmp);

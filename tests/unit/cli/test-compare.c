@@ -7,6 +7,8 @@
 #include "guestbench-protocol.h"
 
 #include "analysis/compare.h"
+#include "analysis/stats.h"
+#include "render/compare-view.h"
 
 static char *data_path(const char *name)
 {
@@ -112,21 +114,21 @@ static void test_compare_significance(void)
 static void test_compare_welch(void)
 {
 	/* x = 1,2,3,4,5 ; y = 2,4,6,8,10: t = -1.8974, df = 5.8824, p = 0.1075 */
-	double p = cli_compare_welch_p(3, sqrt(2.5), 5, 6, sqrt(10), 5);
+	double p = cli_stats_welch_p(3, sqrt(2.5), 5, 6, sqrt(10), 5);
 	g_assert_cmpfloat_with_epsilon(p, 0.1075, 5e-4);
 	/* Student's t two-sided: t = 2.228, df = 10 -> 0.05 */
-	g_assert_cmpfloat_with_epsilon(cli_compare_student_t_p(2.228139, 10), 0.05, 1e-5);
-	g_assert_cmpfloat_with_epsilon(cli_compare_student_t_p(0, 10), 1.0, 1e-12);
-	g_assert_cmpfloat(cli_compare_student_t_p(INFINITY, 3), ==, 0.0);
-	g_assert_cmpfloat(cli_compare_student_t_p(NAN, 3), ==, 1.0);
+	g_assert_cmpfloat_with_epsilon(cli_stats_student_t_p(2.228139, 10), 0.05, 1e-5);
+	g_assert_cmpfloat_with_epsilon(cli_stats_student_t_p(0, 10), 1.0, 1e-12);
+	g_assert_cmpfloat(cli_stats_student_t_p(INFINITY, 3), ==, 0.0);
+	g_assert_cmpfloat(cli_stats_student_t_p(NAN, 3), ==, 1.0);
 	/* no spread on either side: equal is noise, any difference is not */
-	g_assert_cmpfloat(cli_compare_welch_p(5, 0, 3, 5, 0, 3), ==, 1.0);
-	g_assert_cmpfloat(cli_compare_welch_p(5, 0, 3, 6, 0, 3), ==, 0.0);
+	g_assert_cmpfloat(cli_stats_welch_p(5, 0, 3, 5, 0, 3), ==, 1.0);
+	g_assert_cmpfloat(cli_stats_welch_p(5, 0, 3, 6, 0, 3), ==, 0.0);
 	/* one sample of 3 against a single value: far away, and inside */
-	g_assert_cmpfloat(cli_compare_single_p(200, 100, 1, 3), <, 0.001);
-	g_assert_cmpfloat(cli_compare_single_p(100.5, 100, 1, 3), >, 0.5);
+	g_assert_cmpfloat(cli_stats_single_p(200, 100, 1, 3), <, 0.001);
+	g_assert_cmpfloat(cli_stats_single_p(100.5, 100, 1, 3), >, 0.5);
 	/* too few runs: never significant */
-	g_assert_cmpfloat(cli_compare_welch_p(1, 1, 1, 100, 1, 1), ==, 1.0);
+	g_assert_cmpfloat(cli_stats_welch_p(1, 1, 1, 100, 1, 1), ==, 1.0);
 }
 
 /* Disk: different size, a missing record size, an unavailable latency. */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <string.h>
 
-#include "analysis/facts-view.h"
+#include "analysis/units.h"
+#include "render/facts-view.h"
+#include "render/escape.h"
 #include "gb-json.h"
 
 static JsonNode *load_fixture(const char *name)
@@ -60,37 +62,37 @@ static void test_escape(void)
 	} cases[] = {
 		{ "plain text", "plain text" },
 		{ "", "" },
-		{ "\033[31mred", "\\x1B[31mred" },
-		{ "tab\there", "tab\\x09here" },
-		{ "cr\rlf\n", "cr\\x0Dlf\\x0A" },
-		{ "bell\007del\177", "bell\\x07del\\x7F" },
+		{ "\033[31mred", "\\x1b[31mred" },
+		{ "tab\there", "tab\\there" },
+		{ "cr\rlf\n", "cr\\rlf\\n" },
+		{ "bell\007del\177", "bell\\x07del\\x7f" },
 		{ "caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac" },
 		{ "csi\xc2\x9b"
 		  "31m",
-		  "csi\\u009B31m" },
+		  "csi\\u009b31m" },
 		{ "nel\xc2\x85", "nel\\u0085" },
-		{ "bad\xff\xfe", "bad\\xFF\\xFE" },
-		{ "cut\xe2\x82", "cut\\xE2\\x82" },
+		{ "bad\xff\xfe", "bad\\xff\\xfe" },
+		{ "cut\xe2\x82", "cut\\xe2\\x82" },
 		{ "back\\slash", "back\\slash" },
 		/* right-to-left override: "FAIL" would read "LIAF"-style reordered */
 		{ "x\xe2\x80\xae"
 		  "LIAF",
-		  "x\\u202ELIAF" },
+		  "x\\u202eLIAF" },
 		{ "iso\xe2\x81\xa6"
 		  "late\xe2\x81\xa9",
 		  "iso\\u2066late\\u2069" },
-		{ "lrm\xe2\x80\x8e", "lrm\\u200E" },
+		{ "lrm\xe2\x80\x8e", "lrm\\u200e" },
 		/* neighbours of the ranges stay as they are */
 		{ "dash\xe2\x80\x94", "dash\xe2\x80\x94" },
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
-		g_autofree char *out = cli_escape_text(cases[i].in);
+		g_autofree char *out = cli_escape_terminal(cases[i].in);
 		g_assert_cmpstr(out, ==, cases[i].out);
 		g_assert_true(g_utf8_validate(out, -1, NULL));
 	}
 	{
-		g_autofree char *out = cli_escape_text(NULL);
+		g_autofree char *out = cli_escape_terminal(NULL);
 		g_assert_cmpstr(out, ==, "");
 	}
 }
@@ -213,16 +215,16 @@ static void test_hostile_strings(void)
 	check_hostile_doc("hostile-strings.json");
 	cli_facts_render_table(table, "g\033[2Jx", json_node_get_object(node), FALSE);
 	cli_facts_render_csv_rows(csv, "g", json_node_get_object(node));
-	assert_contains(table->str, "g\\x1B[2Jx\n");
-	assert_contains(table->str, "\\x1B]0;pwned\\x07QEMU Virtual CPU version 2.5+\\x1B[0m");
-	assert_contains(table->str, "Genuine\\u009B31mIntel");
-	assert_contains(table->str, "KVM\\x0D\\x0AFAKE  PASS");
-	assert_contains(table->str, "disk sd\\x1B[31ma");
-	assert_contains(table->str, "sata, ahci,\"quoted\"\\x0Anext,");
-	assert_contains(table->str, "Evil\\x1BPOS");
+	assert_contains(table->str, "g\\x1b[2Jx\n");
+	assert_contains(table->str, "\\x1b]0;pwned\\x07QEMU Virtual CPU version 2.5+\\x1b[0m");
+	assert_contains(table->str, "Genuine\\u009b31mIntel");
+	assert_contains(table->str, "KVM\\r\\nFAKE  PASS");
+	assert_contains(table->str, "disk sd\\x1b[31ma");
+	assert_contains(table->str, "sata, ahci,\"quoted\"\\nnext,");
+	assert_contains(table->str, "Evil\\x1bPOS");
 	/* CSV: escaped, then RFC 4180 quoted where the field holds , or " */
-	assert_contains(csv->str, "g,block,sd\\x1B[31ma,driver,\"ahci,\"\"quoted\"\"\\x0Anext\"\n");
-	assert_contains(csv->str, "g,block,sd\\x1B[31ma,model,\\x07\\x08\\x7F\n");
+	assert_contains(csv->str, "g,block,sd\\x1b[31ma,driver,\"ahci,\"\"quoted\"\"\\nnext\"\n");
+	assert_contains(csv->str, "g,block,sd\\x1b[31ma,model,\\x07\\x08\\x7f\n");
 }
 
 static void test_hostile_types(void)

@@ -10,7 +10,9 @@
 #include "analysis/audit.h"
 #include "guestbench-protocol.h"
 #include "analysis/host-rules.h"
-#include "analysis/hostview.h"
+#include "commands/cmd-host-check.h"
+#include "fleet/host-files.h"
+#include "fleet/hostview.h"
 
 static char *data_path(const char *a, const char *b, const char *c)
 {

@@ -7,6 +7,7 @@
 #include "gb-error.h"
 
 #include "fleet/inventory.h"
+#include "fleet/resolve.h"
 
 static char *data_path(const char *name)
 {

@@ -9,6 +9,7 @@
 #include "commands/commands.h"
 #include "fleet/inventory.h"
 #include "fleet/libvirt.h"
+#include "fleet/resolve.h"
 
 static char *fixture_dir(void)
 {

@@ -9,7 +9,8 @@
 
 #include "guestbench-protocol.h"
 
-#include "commands/cmd-merge.h"
+#include "commands/commands.h"
+#include "fleet/merge.h"
 #include "fleet/remote.h"
 
 static char *data_path(const char *name)
@@ -21,7 +22,7 @@ static CliMerge *load(const char *first, ...) G_GNUC_NULL_TERMINATED;
 
 static CliMerge *load(const char *first, ...)
 {
-	g_autoptr(CliMerge) merge = cli_merge_new();
+	g_autoptr(CliMerge) merge = cli_merge_new(cli_command_find);
 	va_list args;
 
 	va_start(args, first);
@@ -136,8 +137,8 @@ static void test_merge_remerge(void)
 {
 	g_autoptr(CliMerge) first = load("hv1.json", "hv2.json", NULL);
 	g_autofree char *text = render(first, CLI_FORMAT_JSON);
-	g_autoptr(CliMerge) again = cli_merge_new();
-	g_autoptr(CliMerge) twice = cli_merge_new();
+	g_autoptr(CliMerge) again = cli_merge_new(cli_command_find);
+	g_autoptr(CliMerge) twice = cli_merge_new(cli_command_find);
 	g_autoptr(GError) error = NULL;
 	g_autofree char *hv1 = data_path("hv1.json");
 	g_autoptr(JsonNode) root = NULL;
@@ -263,7 +264,7 @@ static void test_merge_bad_documents(void)
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
-		g_autoptr(CliMerge) merge = cli_merge_new();
+		g_autoptr(CliMerge) merge = cli_merge_new(cli_command_find);
 		g_autofree char *path = data_path(cases[i].file);
 		g_autoptr(GError) error = NULL;
 
@@ -296,7 +297,7 @@ static void test_merge_hostile(void)
 
 static void test_merge_files(void)
 {
-	g_autoptr(CliMerge) merge = cli_merge_new();
+	g_autoptr(CliMerge) merge = cli_merge_new(cli_command_find);
 	g_autoptr(GError) error = NULL;
 	g_autofree char *dir = g_dir_make_tmp("gb-merge-XXXXXX", &error);
 	g_autofree char *nameless = NULL;

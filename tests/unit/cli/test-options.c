@@ -171,17 +171,17 @@ static void test_options_output_color(void)
 	g_assert_nonnull(app->opts.output);
 	g_assert_true(g_str_has_suffix(app->opts.output, "/out.json"));
 	g_assert_cmpint(app->opts.color, ==, CLI_COLOR_NEVER);
-	g_assert_false(cli_output_use_color(app));
+	g_assert_false(cli_app_use_color(app));
 	app->opts.color = CLI_COLOR_ALWAYS;
-	g_assert_true(cli_output_use_color(app));
+	g_assert_true(cli_app_use_color(app));
 	/* auto: never into a file, even when stdout is a terminal */
 	app->opts.color = CLI_COLOR_AUTO;
 	app->stdout_is_tty = TRUE;
-	g_assert_false(cli_output_use_color(app));
+	g_assert_false(cli_app_use_color(app));
 	g_clear_pointer(&app->opts.output, g_free);
-	g_assert_true(cli_output_use_color(app));
+	g_assert_true(cli_app_use_color(app));
 	app->stdout_is_tty = FALSE;
-	g_assert_false(cli_output_use_color(app));
+	g_assert_false(cli_app_use_color(app));
 	g_rmdir(dir);
 }
 

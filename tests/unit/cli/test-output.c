@@ -6,6 +6,8 @@
 #include "guestbench-protocol.h"
 
 #include "commands/commands.h"
+#include "render/escape.h"
+#include "fleet/resolve.h"
 
 /* An app with parsed targets and one pending guest per target, as the runner makes it. */
 static CliApp *make_app(const char *command, const char *const *targets)
@@ -19,6 +21,21 @@ static CliApp *make_app(const char *command, const char *const *targets)
 	g_assert_no_error(error);
 	cli_app_add_guests(app);
 	return app;
+}
+
+/* The app's results as --format json and as the table. */
+static GString *render_json(CliApp *app)
+{
+	g_autoptr(CliResults) results = cli_app_get_results(app);
+
+	return cli_results_render_json(results);
+}
+
+static GString *render_table(CliApp *app, gboolean color)
+{
+	g_autoptr(CliResults) results = cli_app_get_results(app);
+
+	return cli_command_render(app->command, results, CLI_FORMAT_TABLE, color);
 }
 
 static CliGuest *guest_at(CliApp *app, guint i)
@@ -65,7 +82,7 @@ static void test_output_json_document(void)
 
 	finish_three(app);
 	g_assert_cmpint(cli_app_get_exit_status(app), ==, CLI_EXIT_GUEST);
-	doc = cli_output_render_json(app);
+	doc = render_json(app);
 	g_assert_true(g_str_has_suffix(doc->str, "}\n"));
 	/* pretty-printed: one member per line */
 	g_assert_nonnull(strstr(doc->str, "\n  \"guests\""));
@@ -120,7 +137,7 @@ static void test_output_invalid_utf8_error(void)
 	error = g_error_new_literal(GB_ERROR, GB_ERROR_PARSE, "JSON parse error, stray '\xc3\x28'");
 	cli_guest_finish(guest_at(app, 0), NULL, error);
 	g_clear_error(&error);
-	doc = cli_output_render_json(app);
+	doc = render_json(app);
 	g_assert_true(g_utf8_validate(doc->str, doc->len, NULL));
 	root = gb_json_parse(doc->str, doc->len, &error);
 	g_assert_no_error(error);
@@ -190,7 +207,7 @@ static void test_output_table_hostile(void)
 	cli_guest_finish(guest_at(app, 0), ping_result(0.5), NULL);
 	cli_guest_finish(guest_at(app, 1), NULL, error);
 
-	plain = cli_output_render_table(app, FALSE);
+	plain = render_table(app, FALSE);
 	g_test_message("%s", plain->str);
 	g_assert_null(strchr(plain->str, '\033'));
 	g_assert_nonnull(strstr(plain->str, "\\x1b[2J\\x1b[Hall good\\nfake line"));
@@ -209,7 +226,7 @@ static void test_output_table_hostile(void)
 		g_assert_false(g_str_has_suffix(lines[i], " "));
 
 	/* colour only around the status word, and the guest's escapes still escaped */
-	colored = cli_output_render_table(app, TRUE);
+	colored = render_table(app, TRUE);
 	g_assert_nonnull(strstr(colored->str, "\033[32mok\033[0m"));
 	g_assert_nonnull(strstr(colored->str, "\033[31merror\033[0m"));
 	g_assert_nonnull(strstr(colored->str, "\\x1b[2J"));
@@ -217,7 +234,7 @@ static void test_output_table_hostile(void)
 	/* -q: only guests that are not ok */
 	app->opts.quiet = TRUE;
 	g_string_free(plain, TRUE);
-	plain = cli_output_render_table(app, FALSE);
+	plain = render_table(app, FALSE);
 	g_assert_null(strstr(plain->str, "/run/a "));
 	g_assert_nonnull(strstr(plain->str, "error"));
 }
@@ -257,7 +274,7 @@ static void test_output_info_table(void)
 	cli_guest_finish(guest_at(app, 0), g_steal_pointer(&result), NULL);
 	error = g_error_new_literal(GB_ERROR, GB_ERROR_IO, "cannot connect to /b: refused");
 	cli_guest_finish(guest_at(app, 1), NULL, error);
-	out = cli_output_render_table(app, FALSE);
+	out = render_table(app, FALSE);
 	g_test_message("%s", out->str);
 	g_assert_nonnull(strstr(out->str, "VERSION"));
 	g_assert_nonnull(strstr(out->str, "1.2"));
@@ -283,7 +300,7 @@ static void test_output_write_file(void)
 	app->opts.output = g_strdup(path);
 	/* an old file is replaced whole */
 	g_assert_true(g_file_set_contents(path, "old contents that are longer", -1, &error));
-	g_assert_true(cli_output_write(app, &error));
+	g_assert_true(cli_app_write_output(app, &error));
 	g_assert_no_error(error);
 	g_assert_true(g_file_get_contents(path, &contents, NULL, &error));
 	g_assert_true(g_str_has_prefix(contents, "{\n"));
@@ -293,7 +310,7 @@ static void test_output_write_file(void)
 	/* a directory that went away: an error, and nothing left behind */
 	g_free(app->opts.output);
 	app->opts.output = g_strdup(bad);
-	g_assert_false(cli_output_write(app, &error));
+	g_assert_false(cli_app_write_output(app, &error));
 	g_assert_nonnull(error);
 	g_assert_nonnull(strstr(error->message, "cannot write"));
 	g_clear_error(&error);

@@ -3,7 +3,10 @@
 
 #include "guestbench-protocol.h"
 
+#include "fleet/target.h"
+#include "render/escape.h"
 #include "transport/qga.h"
+#include "fleet/resolve.h"
 
 static JsonNode *parse(const char *json)
 {
@@ -302,9 +305,12 @@ static void test_qga_decode_limits(void)
 	g_assert_nonnull(strstr(e1->message, "truncated by qemu-ga"));
 	g_assert_null(cli_qga_decode_reply(st2, "gb-get-facts", "/a", 1024, &e2));
 	g_assert_nonnull(strstr(e2->message, "killed by signal 9"));
-	/* the guest's stderr arrives with its escape sequences made harmless */
-	g_assert_null(strchr(e2->message, '\x1b'));
-	g_assert_null(strchr(e2->message, '\a'));
+	/* the guest's stderr arrives raw; whoever shows it escapes it */
+	g_assert_nonnull(strstr(e2->message, ": \x1b[2J\x1b]0;x\a"));
+	{
+		g_autofree char *shown = cli_escape_terminal(e2->message);
+		g_assert_nonnull(strstr(shown, ": \\x1b[2J\\x1b]0;x\\x07"));
+	}
 	g_assert_null(cli_qga_decode_reply(st3, "gb-get-facts", "/a", 16, &e3));
 	g_assert_error(e3, GB_ERROR, GB_ERROR_TOO_LARGE);
 	g_assert_nonnull(strstr(e3->message, "over the limit of 16"));
@@ -321,6 +327,41 @@ static void test_qga_stderr_excerpt_cut(void)
 	g_assert_cmpuint(strlen(error->message), <, 500);
 }
 
+/* Cut by characters of the guest's text, before any escaping: 300 of them, then "…". */
+static void test_qga_stderr_excerpt_chars(void)
+{
+	g_autoptr(GString) err = g_string_new(NULL);
+	g_autoptr(CliQgaExecStatus) st = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *expected = NULL;
+	const char *excerpt;
+
+	for (guint i = 0; i < 200; i++)
+		g_string_append(err, "\x1b\xc3\xa9"); /* ESC é: 2 characters, 3 bytes */
+	st = status_with_output("", err->str, 1);
+	g_assert_null(cli_qga_decode_reply(st, "guest-ping", "/a", 1024, &error));
+	excerpt = strstr(error->message, "status 1: ");
+	g_assert_nonnull(excerpt);
+	excerpt += strlen("status 1: ");
+	g_assert_true(g_utf8_validate(excerpt, -1, NULL));
+	g_assert_cmpuint(g_utf8_strlen(excerpt, -1), ==, 301);
+	g_assert_true(g_str_has_suffix(excerpt, "\x1b\xc3\xa9…"));
+	expected = g_strndup(err->str, 450);
+	g_assert_true(g_str_has_prefix(excerpt, expected));
+}
+
+/* Invalid UTF-8 on stderr becomes U+FFFD: error messages are always valid UTF-8. */
+static void test_qga_stderr_excerpt_invalid(void)
+{
+	g_autoptr(CliQgaExecStatus) st = status_with_output("", "bad \xff\xfe byte", 2);
+	g_autoptr(GError) error = NULL;
+
+	g_assert_null(cli_qga_decode_reply(st, "guest-ping", "/a", 1024, &error));
+	g_assert_true(g_utf8_validate(error->message, -1, NULL));
+	g_assert_nonnull(strstr(error->message, "status 2: bad \xef\xbf\xbd"));
+	g_assert_nonnull(strstr(error->message, " byte"));
+}
+
 static void test_qga_agent_option(void)
 {
 	const char *texts[] = { "qga:/q1", "/plain", "qga:/q2", NULL };
@@ -329,27 +370,31 @@ static void test_qga_agent_option(void)
 	const char *plain_texts[] = { "/plain", NULL };
 	g_autoptr(GError) error = NULL;
 	CliTarget *t;
+	CliAddress address;
 
 	g_assert_nonnull(targets);
 	t = g_ptr_array_index(targets, 0);
-	g_assert_cmpstr(cli_qga_get_agent_path(t), ==, GB_AGENT_DEFAULT_BINARY);
-	g_assert_true(cli_qga_apply_agent_option(targets, NULL, &error));
-	g_assert_true(cli_qga_apply_agent_option(targets, "/opt/gb/agent", &error));
+	cli_target_get_address(t, &address);
+	g_assert_cmpstr(cli_qga_get_agent_path(&address), ==, GB_AGENT_DEFAULT_BINARY);
+	g_assert_cmpstr(cli_qga_get_agent_path(NULL), ==, GB_AGENT_DEFAULT_BINARY);
+	g_assert_true(cli_targets_apply_qga_agent(targets, NULL, &error));
+	g_assert_true(cli_targets_apply_qga_agent(targets, "/opt/gb/agent", &error));
 	g_assert_no_error(error);
-	g_assert_cmpstr(cli_qga_get_agent_path(t), ==, "/opt/gb/agent");
+	cli_target_get_address(t, &address);
+	g_assert_cmpstr(cli_qga_get_agent_path(&address), ==, "/opt/gb/agent");
 	t = g_ptr_array_index(targets, 1);
 	g_assert_null(t->agent_path);
 	t = g_ptr_array_index(targets, 2);
 	g_assert_cmpstr(t->agent_path, ==, "/opt/gb/agent");
 
-	g_assert_false(cli_qga_apply_agent_option(targets, "agent", &error));
+	g_assert_false(cli_targets_apply_qga_agent(targets, "agent", &error));
 	g_assert_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
 	g_clear_error(&error);
-	g_assert_false(cli_qga_apply_agent_option(targets, "", &error));
+	g_assert_false(cli_targets_apply_qga_agent(targets, "", &error));
 	g_assert_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
 	g_clear_error(&error);
 	plain = cli_targets_parse(plain_texts, NULL);
-	g_assert_false(cli_qga_apply_agent_option(plain, "/opt/gb/agent", &error));
+	g_assert_false(cli_targets_apply_qga_agent(plain, "/opt/gb/agent", &error));
 	g_assert_nonnull(strstr(error->message, "no target is reached through qemu-ga"));
 }
 
@@ -366,6 +411,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/cli/qga/decode-bad", test_qga_decode_bad);
 	g_test_add_func("/cli/qga/decode-limits", test_qga_decode_limits);
 	g_test_add_func("/cli/qga/stderr-excerpt-cut", test_qga_stderr_excerpt_cut);
+	g_test_add_func("/cli/qga/stderr-excerpt-chars", test_qga_stderr_excerpt_chars);
+	g_test_add_func("/cli/qga/stderr-excerpt-invalid", test_qga_stderr_excerpt_invalid);
 	g_test_add_func("/cli/qga/agent-option", test_qga_agent_option);
 	return g_test_run();
 }

@@ -12,7 +12,8 @@
 #include <unistd.h>
 
 #include "guestbench-protocol.h"
-#include "analysis/hostview.h"
+#include "fleet/host-files.h"
+#include "fleet/hostview.h"
 #include "transport/qmp.h"
 
 typedef struct _Server Server;
@@ -521,6 +522,47 @@ static void test_qmp_event_flood(void)
 	client_clear(&c);
 }
 
+/* Not a greeting: a JSON object whose string holds 100 RIGHT-TO-LEFT OVERRIDEs (U+202E). */
+static void script_bidi_greeting(Server *srv, int fd)
+{
+	srv_send(fd, "{\"x\": \"");
+	for (guint i = 0; i < 100; i++)
+		srv_send(fd, "\xe2\x80\xae");
+	srv_send(fd, "\"}\n");
+	g_free(srv_read_line(fd));
+}
+
+/*
+ * The excerpt of what the monitor sent is raw (valid UTF-8), cut at 60
+ * characters of that text, not of its escaped form (where each override
+ * takes 6): escaping is for whoever shows the message.
+ */
+static void test_qmp_excerpt_raw(void)
+{
+	g_autoptr(Server) srv = server_new(script_bidi_greeting);
+	g_autoptr(GMainContext) ctx = g_main_context_new();
+	g_autoptr(GString) want = g_string_new("{\"x\": \"");
+	Client c;
+	CliQmp *qmp;
+	const char *excerpt;
+
+	server_start(srv);
+	client_init(&c);
+	qmp = cli_qmp_open(srv->path, ctx, 5, open_cb, &c);
+	iterate_until(ctx, &c.opened, NULL, 0);
+	g_assert_error(c.open_error, GB_ERROR, GB_ERROR_INVALID_REQUEST);
+	g_assert_true(g_utf8_validate(c.open_error->message, -1, NULL));
+	excerpt = strstr(c.open_error->message, "expected the QMP greeting, got ");
+	g_assert_nonnull(excerpt);
+	excerpt += strlen("expected the QMP greeting, got ");
+	while (g_utf8_strlen(want->str, -1) < 60)
+		g_string_append(want, "\xe2\x80\xae");
+	g_string_append(want, "…");
+	g_assert_cmpstr(excerpt, ==, want->str);
+	cli_qmp_close(qmp);
+	client_clear(&c);
+}
+
 static void test_qmp_no_socket(void)
 {
 	g_autoptr(GMainContext) ctx = g_main_context_new();
@@ -743,12 +785,23 @@ static void test_hostview_virsh(void)
 	cli_hostview_job_free(job);
 	g_clear_pointer(&col.view, json_node_unref);
 
-	/* a domain virsh does not know: virsh's own words */
+	/* a domain virsh does not know: virsh's own words, stripped (and nothing after them) */
 	memset(&col, 0, sizeof(col));
 	job = cli_hostview_job_new("libvirt:nosuchvm", sysroot, ctx, 10, collected_cb, &col);
 	iterate_until(ctx, &col.done, NULL, 0);
 	g_assert_error(col.error, GB_ERROR, GB_ERROR_IO);
 	g_assert_nonnull(strstr(col.error->message, "failed to get domain"));
+	g_assert_true(g_str_has_suffix(col.error->message,
+	                               "virsh failed: error: failed to get domain 'nosuchvm'"));
+	cli_hostview_job_free(job);
+	g_clear_error(&col.error);
+
+	/* what virsh says arrives raw, for whoever shows it to escape */
+	memset(&col, 0, sizeof(col));
+	job = cli_hostview_job_new("libvirt:no\x1b[2Jvm", sysroot, ctx, 10, collected_cb, &col);
+	iterate_until(ctx, &col.done, NULL, 0);
+	g_assert_error(col.error, GB_ERROR, GB_ERROR_IO);
+	g_assert_true(g_str_has_suffix(col.error->message, "failed to get domain 'no\x1b[2Jvm'"));
 	cli_hostview_job_free(job);
 	g_clear_error(&col.error);
 
@@ -803,6 +856,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/qmp/replay", test_qmp_replay);
 	g_test_add_func("/qmp/event-flood", test_qmp_event_flood);
 	g_test_add_func("/qmp/no-socket", test_qmp_no_socket);
+	g_test_add_func("/qmp/excerpt-raw", test_qmp_excerpt_raw);
 	g_test_add_func("/qmp/close-in-callback", test_qmp_close_in_callback);
 	for (guint i = 0; i < G_N_ELEMENTS(hostile_cases); i++) {
 		g_autofree char *name = g_strdup_printf("/qmp/hostile/%s", hostile_cases[i].name);

@@ -3,6 +3,7 @@
 
 #include "gb-error.h"
 #include "fleet/target.h"
+#include "fleet/resolve.h"
 
 static void test_target_unix(void)
 {
@@ -63,6 +64,49 @@ static void test_target_qga(void)
 	/* another way of talking to that socket, so not the same target */
 	plain_key = cli_target_to_key(plain);
 	g_assert_cmpstr(key, !=, plain_key);
+}
+
+/* What a session is opened with: the kind and the strings of the target, borrowed. */
+static void test_target_address(void)
+{
+	g_autoptr(CliTarget) unix_target = cli_target_parse("unix:/run/a.sock", NULL);
+	g_autoptr(CliTarget) vsock = cli_target_parse("vsock:3:1234", NULL);
+	g_autoptr(CliTarget) qga = cli_target_parse("qga:/run/qga.sock", NULL);
+	g_autoptr(CliTarget) domain = cli_target_parse("qga:/run/qga.sock", NULL);
+	g_autoptr(CliAddress) copy = NULL;
+	CliAddress address;
+
+	cli_target_get_address(unix_target, &address);
+	g_assert_cmpint(address.kind, ==, CLI_ADDRESS_UNIX);
+	g_assert_true(address.path == unix_target->path);
+	g_assert_cmpstr(address.text, ==, "unix:/run/a.sock");
+	g_assert_null(address.qga_domain);
+	g_assert_null(address.agent_path);
+
+	cli_target_get_address(vsock, &address);
+	g_assert_cmpint(address.kind, ==, CLI_ADDRESS_VSOCK);
+	g_assert_cmpuint(address.cid, ==, 3);
+	g_assert_cmpuint(address.port, ==, 1234);
+	g_assert_null(address.path);
+
+	qga->agent_path = g_strdup("/opt/gb/agent");
+	cli_target_get_address(qga, &address);
+	g_assert_cmpint(address.kind, ==, CLI_ADDRESS_QGA);
+	g_assert_cmpstr(address.path, ==, "/run/qga.sock");
+	g_assert_cmpstr(address.agent_path, ==, "/opt/gb/agent");
+	copy = cli_address_copy(&address);
+	g_assert_true(copy->path != address.path);
+	g_assert_cmpstr(copy->path, ==, "/run/qga.sock");
+	g_assert_cmpstr(copy->text, ==, "qga:/run/qga.sock");
+	g_assert_cmpstr(copy->agent_path, ==, "/opt/gb/agent");
+
+	/* libvirt:DOMAIN with only qemu-ga's channel, as cli_target_parse_full() leaves it */
+	g_clear_pointer(&domain->path, g_free);
+	domain->qga_domain = g_strdup("vm2");
+	cli_target_get_address(domain, &address);
+	g_assert_cmpint(address.kind, ==, CLI_ADDRESS_QGA_DOMAIN);
+	g_assert_cmpstr(address.qga_domain, ==, "vm2");
+	g_assert_null(address.path);
 }
 
 static void test_target_bad(void)
@@ -166,6 +210,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/cli/target/unix", test_target_unix);
 	g_test_add_func("/cli/target/vsock", test_target_vsock);
 	g_test_add_func("/cli/target/qga", test_target_qga);
+	g_test_add_func("/cli/target/address", test_target_address);
 	g_test_add_func("/cli/target/bad", test_target_bad);
 	g_test_add_func("/cli/target/long-path", test_target_long_path);
 	g_test_add_func("/cli/target/duplicate", test_targets_duplicate);

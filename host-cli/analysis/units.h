@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* "512 B", "2 MiB", "7.8 GiB": binary units, one decimal when not whole. */
+char *cli_format_bytes(guint64 bytes);
+
+G_END_DECLS

@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "guestbench-protocol.h"
+
+#include "fleet/remote.h"
+#include "commands/commands.h"
+#include "fleet/hostview.h"
+#include "fleet/resolve.h"
+#include "fleet/runner.h"
+
+/* A format the command cannot render is a usage error, found before any guest is contacted. */
+static gboolean cli_app_check_format(CliApp *app, const CliCommand *command, GError **error)
+{
+	gboolean ok = (cli_command_get_formats(command) & CLI_FORMAT_BIT(app->opts.format)) != 0;
+
+	if (!ok) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "'%s' cannot write --format %s", command->name,
+		            cli_format_to_string(app->opts.format));
+	}
+	return ok;
+}
+
+/* ---- options ------------------------------------------------------------------------- */
+
+static gboolean cli_option_format_cb(const char *option_name, const char *value, gpointer data,
+                                     GError **error)
+{
+	CliApp *app = data;
+
+	if (g_strcmp0(value, "table") == 0) {
+		app->opts.format = CLI_FORMAT_TABLE;
+		return TRUE;
+	}
+	if (g_strcmp0(value, "json") == 0) {
+		app->opts.format = CLI_FORMAT_JSON;
+		return TRUE;
+	}
+	if (g_strcmp0(value, "csv") == 0) {
+		app->opts.format = CLI_FORMAT_CSV;
+		return TRUE;
+	}
+	if (g_strcmp0(value, "prom") == 0) {
+		app->opts.format = CLI_FORMAT_PROM;
+		return TRUE;
+	}
+	if (g_strcmp0(value, "html") == 0) {
+		app->opts.format = CLI_FORMAT_HTML;
+		return TRUE;
+	}
+	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+	            "unknown format '%s' for --format (expected table, json, csv, prom or html)",
+	            value);
+	return FALSE;
+}
+
+static gboolean cli_option_output_cb(const char *option_name, const char *value, gpointer data,
+                                     GError **error)
+{
+	CliApp *app = data;
+
+	if (value[0] == '\0') {
+		g_set_error_literal(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		                    "--output needs a file name");
+		return FALSE;
+	}
+	g_free(app->opts.output);
+	app->opts.output = g_strdup(value);
+	return TRUE;
+}
+
+static gboolean cli_option_jobs_cb(const char *option_name, const char *value, gpointer data,
+                                   GError **error)
+{
+	CliApp *app = data;
+	guint64 jobs = 0;
+
+	if (!g_ascii_string_to_unsigned(value, 10, 1, CLI_MAX_JOBS, &jobs, NULL)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		            "invalid value '%s' for --jobs (expected a whole number from 1 to %u)",
+		            value, CLI_MAX_JOBS);
+		return FALSE;
+	}
+	app->opts.jobs = jobs;
+	return TRUE;
+}
+
+static gboolean cli_option_timeout_cb(const char *option_name, const char *value, gpointer data,
+                                      GError **error)
+{
+	CliApp *app = data;
+	char *end = NULL;
+	double timeout;
+
+	timeout = g_ascii_strtod(value, &end);
+	if (value[0] == '\0' || g_ascii_isspace(value[0]) || end == NULL || *end != '\0' ||
+	    !isfinite(timeout) || timeout < 0.001 || timeout > CLI_MAX_TIMEOUT) {
+		g_set_error(
+		    error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "invalid value '%s' for --timeout (expected seconds from 0.001 to %.0f)", value,
+		    CLI_MAX_TIMEOUT);
+		return FALSE;
+	}
+	app->opts.timeout = timeout;
+	return TRUE;
+}
+
+static gboolean cli_option_color_cb(const char *option_name, const char *value, gpointer data,
+                                    GError **error)
+{
+	CliApp *app = data;
+
+	if (g_strcmp0(value, "auto") == 0) {
+		app->opts.color = CLI_COLOR_AUTO;
+	} else if (g_strcmp0(value, "always") == 0) {
+		app->opts.color = CLI_COLOR_ALWAYS;
+	} else if (g_strcmp0(value, "never") == 0) {
+		app->opts.color = CLI_COLOR_NEVER;
+	} else {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		            "unknown value '%s' for --color (expected auto, always or never)",
+		            value);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* The fleet options (--inventory, --tag, --name repeat; --libvirt-dir, --deadline once). */
+static gboolean cli_option_fleet_cb(const char *option_name, const char *value, gpointer data,
+                                    GError **error)
+{
+	CliApp *app = data;
+	char ***list = NULL;
+	guint n;
+
+	if (value[0] == '\0') {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s needs a value",
+		            option_name);
+		return FALSE;
+	}
+	if (g_strcmp0(option_name, "--deadline") == 0) {
+		char *end = NULL;
+		double deadline = g_ascii_strtod(value, &end);
+		if (g_ascii_isspace(value[0]) || end == NULL || *end != '\0' ||
+		    !isfinite(deadline) || deadline < 0.001 || deadline > CLI_MAX_TIMEOUT) {
+			g_set_error(
+			    error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "invalid value '%s' for --deadline (expected seconds from 0.001 "
+			    "to %.0f)",
+			    value, CLI_MAX_TIMEOUT);
+			return FALSE;
+		}
+		app->opts.deadline = deadline;
+		return TRUE;
+	}
+	if (g_strcmp0(option_name, "--libvirt-dir") == 0) {
+		g_free(app->opts.libvirt_dir);
+		app->opts.libvirt_dir = g_strdup(value);
+		return TRUE;
+	}
+	if (g_strcmp0(option_name, "--inventory") == 0)
+		list = &app->opts.inventories;
+	else if (g_strcmp0(option_name, "--tag") == 0)
+		list = &app->opts.tags;
+	else
+		list = &app->opts.names;
+	n = *list != NULL ? g_strv_length(*list) : 0;
+	*list = g_renew(char *, *list, n + 2);
+	(*list)[n] = g_strdup(value);
+	(*list)[n + 1] = NULL;
+	return TRUE;
+}
+
+static gboolean cli_option_flag_cb(const char *option_name, const char *value, gpointer data,
+                                   GError **error)
+{
+	CliApp *app = data;
+
+	if (g_strcmp0(option_name, "-q") == 0 || g_strcmp0(option_name, "--quiet") == 0)
+		app->opts.quiet = TRUE;
+	else if (g_strcmp0(option_name, "-v") == 0 || g_strcmp0(option_name, "--verbose") == 0)
+		app->opts.verbose = TRUE;
+	else if (g_strcmp0(option_name, "-V") == 0 || g_strcmp0(option_name, "--version") == 0)
+		app->opts.version = TRUE;
+	else
+		app->opts.help = TRUE;
+	return TRUE;
+}
+
+static gboolean cli_option_remaining_cb(const char *option_name, const char *value, gpointer data,
+                                        GError **error)
+{
+	CliApp *app = data;
+	g_ptr_array_add(app->args, g_strdup(value));
+	return TRUE;
+}
+
+/* Callbacks, not arg_data: the entries stay static and write into the CliApp of the group. */
+static const GOptionEntry cli_common_entries[] = {
+	{ "format", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_format_cb,
+	  "Output format: table (default), json, csv, prom or html", "FORMAT" },
+	{ "output", 'o', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_output_cb,
+	  "Write the output document to FILE (atomically)", "FILE" },
+	{ "jobs", 'j', 0, G_OPTION_ARG_CALLBACK, cli_option_jobs_cb,
+	  "Guests contacted at once (default 64, 1..10000)", "N" },
+	{ "timeout", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_timeout_cb,
+	  "Seconds per guest for connect, sync and reply (default 10)", "SECONDS" },
+	{ "qmp", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_host_cb,
+	  "The QEMU monitor (QMP socket or libvirt:DOMAIN) of the single target", "PATH" },
+	{ "host-sysroot", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_host_cb,
+	  "Read host /proc and /sys under DIR (default /)", "DIR" },
+	{ "qga-agent", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_qga_agent_cb,
+	  "The agent binary inside qga: guests (default " GB_AGENT_DEFAULT_BINARY ")", "PATH" },
+	{ "deadline", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "Seconds for the whole run; guests not done by then time out", "SECONDS" },
+	{ "inventory", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "Add the guests of an inventory file, like @FILE (repeatable)", "FILE" },
+	{ "tag", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "Only inventory guests with this tag (repeatable: any of them)", "TAG" },
+	{ "name", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "Only inventory guests whose name matches GLOB (repeatable: any)", "GLOB" },
+	{ "libvirt-dir", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "libvirt's live domain XML directory (default /run/libvirt/qemu)", "DIR" },
+	{ "hosts", '\0', 0, G_OPTION_ARG_CALLBACK, cli_remote_option_cb,
+	  "Run on these hypervisors over ssh and merge (repeatable)", "HOST,..." },
+	{ "host-jobs", '\0', 0, G_OPTION_ARG_CALLBACK, cli_remote_jobs_option_cb,
+	  "With --hosts: hypervisors contacted at once (default 16, 1..1000)", "N" },
+	{ "quiet", 'q', G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, cli_option_flag_cb,
+	  "No progress; the table lists only guests that are not ok", NULL },
+	{ "color", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_color_cb,
+	  "Colour the table: auto (default), always or never", "WHEN" },
+	{ "verbose", 'v', G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, cli_option_flag_cb,
+	  "Print debug messages to stderr", NULL },
+	{ "version", 'V', G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, cli_option_flag_cb,
+	  "Print the version and exit", NULL },
+	{ "help", 'h', G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, cli_option_flag_cb, "Show help",
+	  NULL },
+	{ G_OPTION_REMAINING, '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_remaining_cb, NULL, NULL },
+	{ NULL },
+};
+
+/*
+ * Splits "-j4" and "-ofile" into two arguments as getopt would: GOption only
+ * takes a short option's value from the next argument. Returns owned strings.
+ */
+static GPtrArray *cli_normalize_args(const char *const *argv)
+{
+	GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
+	gboolean options_done = FALSE;
+
+	for (guint i = 0; argv[i] != NULL; i++) {
+		const char *arg = argv[i];
+
+		if (g_strcmp0(arg, "--") == 0)
+			options_done = TRUE;
+		if (i > 0 && !options_done && arg[0] == '-' && (arg[1] == 'j' || arg[1] == 'o') &&
+		    arg[2] != '\0') {
+			g_ptr_array_add(args, g_strndup(arg, 2));
+			g_ptr_array_add(args, g_strdup(arg + 2));
+			continue;
+		}
+		g_ptr_array_add(args, g_strdup(arg));
+	}
+	return args;
+}
+
+/* Common options that take a value in the next argument (for finding the command). */
+static gboolean cli_option_takes_value(const char *arg)
+{
+	static const char *const long_names[] = {
+		"format",       "output",   "jobs",      "timeout", "color", "qmp",
+		"host-sysroot", "deadline", "inventory", "tag",     "name",  "libvirt-dir",
+		"qga-agent",    "hosts",    "host-jobs", NULL
+	};
+
+	if (arg[1] == '-')
+		return strchr(arg, '=') == NULL && g_strv_contains(long_names, arg + 2);
+	/* in a cluster like -qj GOption takes the value of j from the next argument */
+	return strchr(arg + 1, 'o') != NULL || strchr(arg + 1, 'j') != NULL;
+}
+
+/* Index of the command word in args, or 0 when there is none. */
+static guint cli_find_command(GPtrArray *args)
+{
+	for (guint i = 1; i < args->len; i++) {
+		const char *arg = g_ptr_array_index(args, i);
+
+		if (g_strcmp0(arg, "--") == 0)
+			return i + 1 < args->len ? i + 1 : 0;
+		if (arg[0] == '-' && arg[1] != '\0') {
+			if (cli_option_takes_value(arg) && i + 1 < args->len)
+				i++;
+			continue;
+		}
+		return i;
+	}
+	return 0;
+}
+
+static char *cli_app_get_commands_text(void)
+{
+	GString *str = g_string_new("Commands:\n");
+	guint n_commands = 0;
+	const CliCommand *const *commands = cli_commands_get(&n_commands);
+	gsize width = 0;
+
+	for (guint i = 0; i < n_commands; i++)
+		width = MAX(width, strlen(commands[i]->name));
+	for (guint i = 0; i < n_commands; i++) {
+		g_string_append_printf(str, "  %-*s  %s\n", (int)width, commands[i]->name,
+		                       commands[i]->summary);
+	}
+	g_string_truncate(str, str->len - 1);
+	return g_string_free(str, FALSE);
+}
+
+static const char cli_common_description[] =
+    "Targets: unix:PATH or PATH (a socket), vsock:CID:PORT, libvirt:DOMAIN,\n"
+    "qga:PATH (qemu-ga's socket: the agent runs through guest-exec),\n"
+    "@FILE (an inventory: one [guest NAME] group per guest).\n"
+    "Options may come before or after the command name.\n"
+    "\n"
+    "Exit status: 0 all guests ok, 1 a FAIL finding, 2 usage error,\n"
+    "3 one or more guests unreachable, erroring or timed out,\n"
+    "130 interrupted by SIGINT, 143 by SIGTERM.";
+
+static GOptionContext *cli_app_new_context(CliApp *app, const CliCommand *command)
+{
+	GOptionContext *ctx;
+	GOptionGroup *group;
+
+	ctx =
+	    g_option_context_new(command != NULL ? command->parameter_string : "COMMAND [TARGET…]");
+	/* --help is ours: GOption's would print and exit() from inside the parse */
+	g_option_context_set_help_enabled(ctx, FALSE);
+	group = g_option_group_new("guestbench", "guestbench options", "Show guestbench options",
+	                           app, NULL);
+	g_option_group_add_entries(group, cli_common_entries);
+	if (command != NULL && command->entries != NULL)
+		g_option_group_add_entries(group, command->entries);
+	g_option_context_set_main_group(ctx, group);
+	if (command != NULL) {
+		g_autofree char *description =
+		    command->description != NULL
+		        ? g_strdup_printf("%s\n\n%s", command->description, cli_common_description)
+		        : g_strdup(cli_common_description);
+		g_option_context_set_summary(ctx, command->summary);
+		g_option_context_set_description(ctx, description);
+	} else {
+		g_autofree char *commands = cli_app_get_commands_text();
+		g_autofree char *description =
+		    g_strdup_printf("%s\n\nRun 'guestbench help COMMAND' for a command's options.",
+		                    cli_common_description);
+		g_option_context_set_summary(ctx, commands);
+		g_option_context_set_description(ctx, description);
+	}
+	return ctx;
+}
+
+char *cli_app_get_main_help(CliApp *app)
+{
+	g_autoptr(GOptionContext) ctx = cli_app_new_context(app, NULL);
+	return g_option_context_get_help(ctx, TRUE, NULL);
+}
+
+char *cli_app_get_command_help(CliApp *app, const CliCommand *command)
+{
+	g_autoptr(GOptionContext) ctx = cli_app_new_context(app, command);
+	return g_option_context_get_help(ctx, TRUE, NULL);
+}
+
+/* -o names a file in an existing directory: fail before contacting a thousand guests. */
+static gboolean cli_app_check_output(CliApp *app, GError **error)
+{
+	g_autofree char *dir = NULL;
+
+	if (app->opts.output == NULL)
+		return TRUE;
+	if (g_file_test(app->opts.output, G_FILE_TEST_IS_DIR)) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "--output %s is a directory", app->opts.output);
+		return FALSE;
+	}
+	dir = g_path_get_dirname(app->opts.output);
+	if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "--output %s: directory %s does not exist", app->opts.output, dir);
+		return FALSE;
+	}
+	if (access(dir, W_OK) != 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "--output %s: directory %s is not writable", app->opts.output, dir);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
+{
+	g_autoptr(GOptionContext) ctx = NULL;
+	g_autoptr(GPtrArray) args = NULL;
+	g_autoptr(GPtrArray) parse_args = g_ptr_array_new();
+	g_auto(GStrv) targets = NULL;
+	g_autofree char **argv_copy = NULL;
+	char **argv_parse;
+	const CliCommand *command = NULL;
+	const char *cmd_name = NULL;
+	guint cmd_idx;
+	int argc;
+
+	if (argv == NULL || argv[0] == NULL) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT, "no arguments");
+		return FALSE;
+	}
+	args = cli_normalize_args(argv);
+	g_strfreev(app->argv);
+	app->argv = g_strdupv((char **)argv);
+	cmd_idx = cli_find_command(args);
+	if (cmd_idx > 0) {
+		cmd_name = g_ptr_array_index(args, cmd_idx);
+		command = cli_command_find(cmd_name);
+		if (command == NULL) {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "unknown command '%s'", cmd_name);
+			return FALSE;
+		}
+	}
+	/* everything but the command word; GOption rearranges this shallow copy */
+	for (guint i = 0; i < args->len; i++) {
+		if (i != cmd_idx || cmd_idx == 0)
+			g_ptr_array_add(parse_args, g_ptr_array_index(args, i));
+	}
+	/* a "--" right before the command word would otherwise end option parsing early */
+	if (cmd_idx > 1 && g_strcmp0(g_ptr_array_index(args, cmd_idx - 1), "--") == 0)
+		g_ptr_array_remove_index(parse_args, cmd_idx - 1);
+	argc = parse_args->len;
+	g_ptr_array_add(parse_args, NULL);
+	argv_copy = (char **)g_ptr_array_free(g_steal_pointer(&parse_args), FALSE);
+
+	app->command = command;
+	ctx = cli_app_new_context(app, command);
+	argv_parse = argv_copy;
+	if (!g_option_context_parse(ctx, &argc, &argv_parse, error))
+		return FALSE;
+	if (app->opts.help) {
+		app->action = CLI_ACTION_HELP;
+		app->help_text = g_option_context_get_help(ctx, TRUE, NULL);
+		return TRUE;
+	}
+	if (app->opts.version) {
+		app->action = CLI_ACTION_VERSION;
+		return TRUE;
+	}
+	if (command == NULL) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT, "no command given");
+		return FALSE;
+	}
+	app->action = CLI_ACTION_RUN;
+	if (!cli_app_check_format(app, command, error))
+		return FALSE;
+	if (command->prepare != NULL && !command->prepare(app, app->args, error))
+		return FALSE;
+	/* prepare() may answer by itself (audit --list-rules) */
+	if (app->action == CLI_ACTION_RUN && app->opts.hosts != NULL)
+		return cli_remote_prepare(app, error);
+	if (app->opts.host_jobs != 0) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "--host-jobs applies only with --hosts");
+		return FALSE;
+	}
+	if (command->run != NULL || app->action != CLI_ACTION_RUN)
+		return TRUE;
+	if (!cli_app_check_output(app, error))
+		return FALSE;
+	if (app->args->len == 0 && app->opts.inventories == NULL) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT, "no targets given for '%s'",
+		            command->name);
+		return FALSE;
+	}
+	targets = g_new0(char *, app->args->len + 1);
+	for (guint i = 0; i < app->args->len; i++)
+		targets[i] = g_strdup(g_ptr_array_index(app->args, i));
+	{
+		CliTargetOptions topts = {
+			.libvirt_dir = app->opts.libvirt_dir,
+			.inventories = (const char *const *)app->opts.inventories,
+			.tags = (const char *const *)app->opts.tags,
+			.names = (const char *const *)app->opts.names,
+		};
+		app->targets = cli_targets_resolve((const char *const *)targets, &topts, error);
+	}
+	return app->targets != NULL && cli_hostview_check_options(app, error) &&
+	       cli_targets_apply_qga_agent(app->targets, app->opts.qga_agent, error);
+}
+
+/* ---- the app ------------------------------------------------------------------------- */
+
+CliApp *cli_app_new(void)
+{
+	CliApp *app = g_new0(CliApp, 1);
+
+	app->opts.format = CLI_FORMAT_TABLE;
+	app->opts.jobs = CLI_DEFAULT_JOBS;
+	app->opts.timeout = CLI_DEFAULT_TIMEOUT;
+	app->opts.color = CLI_COLOR_AUTO;
+	app->args = g_ptr_array_new_with_free_func(g_free);
+	app->context = g_main_context_new();
+	app->cancellable = g_cancellable_new();
+	return app;
+}
+
+void cli_app_free(CliApp *app)
+{
+	if (app == NULL)
+		return;
+	/* guests first: they borrow the targets and close sessions on the context */
+	if (app->guests != NULL)
+		g_ptr_array_unref(app->guests);
+	if (app->targets != NULL)
+		g_ptr_array_unref(app->targets);
+	g_ptr_array_unref(app->args);
+	g_free(app->opts.output);
+	g_free(app->opts.libvirt_dir);
+	g_strfreev(app->opts.inventories);
+	g_strfreev(app->opts.tags);
+	g_strfreev(app->opts.names);
+	g_free(app->opts.qmp);
+	g_free(app->opts.host_sysroot);
+	g_free(app->opts.qga_agent);
+	g_strfreev(app->opts.hosts);
+	g_strfreev(app->argv);
+	g_free(app->help_text);
+	g_object_unref(app->cancellable);
+	/* let closed sessions' sources go before the context */
+	while (g_main_context_iteration(app->context, FALSE))
+		;
+	g_main_context_unref(app->context);
+	g_free(app);
+}
+
+int cli_app_get_exit_status(CliApp *app)
+{
+	if (app->signal_received != 0)
+		return 128 + app->signal_received;
+	for (guint i = 0; app->guests != NULL && i < app->guests->len; i++) {
+		CliGuest *guest = g_ptr_array_index(app->guests, i);
+		if (guest->status != CLI_GUEST_OK)
+			return CLI_EXIT_GUEST;
+	}
+	return app->fail_finding ? CLI_EXIT_FINDING : CLI_EXIT_OK;
+}
+
+int cli_app_run(CliApp *app)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (app->opts.hosts != NULL)
+		return cli_remote_run(app);
+	if (app->command->run != NULL) {
+		int rc = app->command->run(app, &error);
+		if (error != NULL)
+			g_printerr("guestbench: %s\n", error->message);
+		return rc;
+	}
+	cli_runner_run(app);
+	if (app->command->finished != NULL)
+		app->command->finished(app);
+	if (!cli_app_write_output(app, &error)) {
+		g_printerr("guestbench: %s\n", error->message);
+		return CLI_EXIT_USAGE;
+	}
+	return cli_app_get_exit_status(app);
+}

@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "guestbench-protocol.h"
+
+#include "fleet/host-files.h"
+#include "fleet/hostview.h"
+
+/* Flags that matter for guest performance (cpuinfo spelling). */
+static const char *const cli_host_interesting_flags[] = {
+	"aes", "pclmulqdq", "avx", "avx2", "vaes", "vpclmulqdq", "sha_ni", "avx512f", NULL,
+};
+
+/* ---- the pure build ------------------------------------------------------------------ */
+
+typedef struct {
+	guint id;
+	GArray *cpus; /* guint */
+} CliHostNode;
+
+static void cli_host_node_free(CliHostNode *node)
+{
+	g_array_unref(node->cpus);
+	g_free(node);
+}
+
+typedef struct {
+	const char *sysroot;
+	gint64 pid;
+	JsonBuilder *builder;
+	GPtrArray *errors; /* char * */
+	GPtrArray *nodes;  /* CliHostNode, by id */
+} CliHostviewCtx;
+
+static void ctx_error(CliHostviewCtx *ctx, const char *what, const GError *error)
+{
+	g_ptr_array_add(ctx->errors, g_strdup_printf("%s: %s", what, error->message));
+}
+
+static void ctx_add_uint_array(JsonBuilder *builder, GArray *array)
+{
+	json_builder_begin_array(builder);
+	for (guint i = 0; array != NULL && i < array->len; i++)
+		json_builder_add_int_value(builder, g_array_index(array, guint, i));
+	json_builder_end_array(builder);
+}
+
+static void cli_hostview_read_nodes(CliHostviewCtx *ctx)
+{
+	g_autofree char *dir_path = cli_host_path(ctx->sysroot, "/sys/devices/system/node");
+	g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+	const char *name;
+
+	if (dir == NULL)
+		return; /* a kernel without NUMA: no placement to judge */
+	while ((name = g_dir_read_name(dir)) != NULL) {
+		g_autofree char *rel = NULL;
+		g_autofree char *text = NULL;
+		g_autoptr(GError) error = NULL;
+		CliHostNode *node;
+		guint64 id = 0;
+
+		if (!g_str_has_prefix(name, "node") ||
+		    !cli_host_parse_uint(name + 4, CLI_HOST_MAX_CPU, &id))
+			continue;
+		rel = g_strdup_printf("/sys/devices/system/node/%s/cpulist", name);
+		text = cli_host_read(ctx->sysroot, rel, &error);
+		node = g_new0(CliHostNode, 1);
+		node->id = (guint)id;
+		if (text != NULL)
+			node->cpus = cli_host_parse_cpulist(text, &error);
+		if (node->cpus == NULL) {
+			ctx_error(ctx, rel, error);
+			node->cpus = g_array_new(FALSE, FALSE, sizeof(guint));
+		}
+		g_ptr_array_add(ctx->nodes, node);
+	}
+}
+
+static gint cli_host_node_cmp(gconstpointer a, gconstpointer b)
+{
+	const CliHostNode *x = *(CliHostNode *const *)a;
+	const CliHostNode *y = *(CliHostNode *const *)b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static gboolean cli_host_node_has_cpu(CliHostNode *node, guint cpu)
+{
+	for (guint i = 0; i < node->cpus->len; i++) {
+		if (g_array_index(node->cpus, guint, i) == cpu)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+static void cli_hostview_add_nodes(CliHostviewCtx *ctx)
+{
+	guint n_cpus = 0;
+
+	json_builder_set_member_name(ctx->builder, "host_nodes");
+	json_builder_begin_array(ctx->builder);
+	for (guint i = 0; i < ctx->nodes->len; i++) {
+		CliHostNode *node = g_ptr_array_index(ctx->nodes, i);
+		json_builder_begin_object(ctx->builder);
+		json_builder_set_member_name(ctx->builder, "id");
+		json_builder_add_int_value(ctx->builder, node->id);
+		json_builder_set_member_name(ctx->builder, "cpus");
+		ctx_add_uint_array(ctx->builder, node->cpus);
+		json_builder_end_object(ctx->builder);
+		n_cpus += node->cpus->len;
+	}
+	json_builder_end_array(ctx->builder);
+	json_builder_set_member_name(ctx->builder, "host_cpus");
+	json_builder_add_int_value(ctx->builder, n_cpus);
+}
+
+static const char *cli_hostview_cache_mode(gboolean writeback, gboolean direct, gboolean no_flush)
+{
+	/* QEMU's -drive cache= shorthands, from the three bits query-block reports */
+	if (no_flush)
+		return "unsafe";
+	if (writeback)
+		return direct ? "none" : "writeback";
+	return direct ? "directsync" : "writethrough";
+}
+
+static void cli_hostview_add_block(CliHostviewCtx *ctx, JsonObject *replies)
+{
+	g_autoptr(GError) error = NULL;
+	JsonArray *devices = NULL;
+
+	json_builder_set_member_name(ctx->builder, "block");
+	json_builder_begin_array(ctx->builder);
+	if (!gb_json_get_array(replies, "query-block", GB_JSON_OPTIONAL, &devices, &error))
+		ctx_error(ctx, "query-block", error);
+	for (guint i = 0; devices != NULL && i < json_array_get_length(devices); i++) {
+		g_autoptr(GError) error_local = NULL;
+		JsonObject *dev = NULL;
+		JsonObject *inserted = NULL;
+		JsonObject *cache = NULL;
+		const char *device = "";
+		const char *qdev = NULL;
+		const char *drv = NULL;
+		const char *file = NULL;
+		gboolean writeback = FALSE, direct = FALSE, no_flush = FALSE;
+
+		if (!gb_json_node_get_object(json_array_get_element(devices, i), "query-block[]",
+		                             &dev, &error_local) ||
+		    !gb_json_get_string(dev, "device", GB_JSON_OPTIONAL, &device, &error_local) ||
+		    !gb_json_get_string(dev, "qdev", GB_JSON_OPTIONAL, &qdev, &error_local) ||
+		    !gb_json_get_object(dev, "inserted", GB_JSON_OPTIONAL, &inserted,
+		                        &error_local)) {
+			ctx_error(ctx, "query-block", error_local);
+			continue;
+		}
+		if (inserted == NULL)
+			continue; /* an empty CD-ROM drive has no cache to judge */
+		if (!gb_json_get_string(inserted, "drv", GB_JSON_REQUIRED, &drv, &error_local) ||
+		    !gb_json_get_string(inserted, "file", GB_JSON_REQUIRED, &file, &error_local) ||
+		    !gb_json_get_object(inserted, "cache", GB_JSON_REQUIRED, &cache,
+		                        &error_local) ||
+		    !gb_json_get_bool(cache, "writeback", GB_JSON_REQUIRED, &writeback,
+		                      &error_local) ||
+		    !gb_json_get_bool(cache, "direct", GB_JSON_REQUIRED, &direct, &error_local) ||
+		    !gb_json_get_bool(cache, "no-flush", GB_JSON_REQUIRED, &no_flush,
+		                      &error_local)) {
+			ctx_error(ctx, "query-block", error_local);
+			continue;
+		}
+		json_builder_begin_object(ctx->builder);
+		json_builder_set_member_name(ctx->builder, "device");
+		json_builder_add_string_value(ctx->builder, device[0] != '\0' ? device
+		                                            : qdev != NULL    ? qdev
+		                                                              : "unnamed");
+		json_builder_set_member_name(ctx->builder, "driver");
+		json_builder_add_string_value(ctx->builder, drv);
+		json_builder_set_member_name(ctx->builder, "file");
+		json_builder_add_string_value(ctx->builder, file);
+		json_builder_set_member_name(ctx->builder, "cache");
+		json_builder_add_string_value(ctx->builder,
+		                              cli_hostview_cache_mode(writeback, direct, no_flush));
+		json_builder_set_member_name(ctx->builder, "writeback");
+		json_builder_add_boolean_value(ctx->builder, writeback);
+		json_builder_set_member_name(ctx->builder, "direct");
+		json_builder_add_boolean_value(ctx->builder, direct);
+		json_builder_set_member_name(ctx->builder, "no_flush");
+		json_builder_add_boolean_value(ctx->builder, no_flush);
+		json_builder_end_object(ctx->builder);
+	}
+	json_builder_end_array(ctx->builder);
+}
+
+/* Cpus_allowed_list of one vCPU thread, or NULL (error noted). */
+static GArray *cli_hostview_read_affinity(CliHostviewCtx *ctx, gint64 tid)
+{
+	g_autofree char *rel = g_strdup_printf(
+	    "/proc/%" G_GINT64_FORMAT "/task/%" G_GINT64_FORMAT "/status", ctx->pid, tid);
+	g_autoptr(GError) error = NULL;
+	g_autofree char *text = cli_host_read(ctx->sysroot, rel, &error);
+	g_auto(GStrv) lines = NULL;
+
+	if (text == NULL) {
+		ctx_error(ctx, rel, error);
+		return NULL;
+	}
+	lines = g_strsplit(text, "\n", -1);
+	for (guint i = 0; lines[i] != NULL; i++) {
+		GArray *cpus;
+
+		if (!g_str_has_prefix(lines[i], "Cpus_allowed_list:"))
+			continue;
+		cpus = cli_host_parse_cpulist(lines[i] + strlen("Cpus_allowed_list:"), &error);
+		if (cpus == NULL)
+			ctx_error(ctx, rel, error);
+		return cpus;
+	}
+	g_ptr_array_add(ctx->errors, g_strdup_printf("%s: no Cpus_allowed_list", rel));
+	return NULL;
+}
+
+static void cli_hostview_add_vcpus(CliHostviewCtx *ctx, JsonObject *replies)
+{
+	g_autoptr(GError) error = NULL;
+	JsonArray *cpus = NULL;
+
+	json_builder_set_member_name(ctx->builder, "vcpus");
+	json_builder_begin_array(ctx->builder);
+	if (!gb_json_get_array(replies, "query-cpus-fast", GB_JSON_OPTIONAL, &cpus, &error))
+		ctx_error(ctx, "query-cpus-fast", error);
+	for (guint i = 0; cpus != NULL && i < json_array_get_length(cpus); i++) {
+		g_autoptr(GError) error_local = NULL;
+		g_autoptr(GArray) allowed = NULL;
+		JsonObject *cpu = NULL;
+		gint64 index = 0, tid = 0;
+
+		if (!gb_json_node_get_object(json_array_get_element(cpus, i), "query-cpus-fast[]",
+		                             &cpu, &error_local) ||
+		    !gb_json_get_int(cpu, "cpu-index", GB_JSON_REQUIRED, 0, G_MAXINT32, &index,
+		                     &error_local) ||
+		    !gb_json_get_int(cpu, "thread-id", GB_JSON_REQUIRED, 1, G_MAXINT32, &tid,
+		                     &error_local)) {
+			ctx_error(ctx, "query-cpus-fast", error_local);
+			continue;
+		}
+		if (ctx->pid > 0)
+			allowed = cli_hostview_read_affinity(ctx, tid);
+		json_builder_begin_object(ctx->builder);
+		json_builder_set_member_name(ctx->builder, "index");
+		json_builder_add_int_value(ctx->builder, index);
+		json_builder_set_member_name(ctx->builder, "thread_id");
+		json_builder_add_int_value(ctx->builder, tid);
+		json_builder_set_member_name(ctx->builder, "cpus_allowed");
+		if (allowed != NULL)
+			ctx_add_uint_array(ctx->builder, allowed);
+		else
+			json_builder_add_null_value(ctx->builder);
+		json_builder_set_member_name(ctx->builder, "nodes");
+		json_builder_begin_array(ctx->builder);
+		for (guint n = 0; allowed != NULL && n < ctx->nodes->len; n++) {
+			CliHostNode *node = g_ptr_array_index(ctx->nodes, n);
+			for (guint c = 0; c < allowed->len; c++) {
+				if (cli_host_node_has_cpu(node, g_array_index(allowed, guint, c))) {
+					json_builder_add_int_value(ctx->builder, node->id);
+					break;
+				}
+			}
+		}
+		json_builder_end_array(ctx->builder);
+		json_builder_end_object(ctx->builder);
+	}
+	json_builder_end_array(ctx->builder);
+}
+
+/* Where QEMU's memory is: per node, pages x page size summed over numa_maps lines. */
+static void cli_hostview_add_numa_maps(CliHostviewCtx *ctx)
+{
+	g_autofree char *rel = g_strdup_printf("/proc/%" G_GINT64_FORMAT "/numa_maps", ctx->pid);
+	g_autoptr(GError) error = NULL;
+	g_autofree char *text = NULL;
+	g_autoptr(GArray) bytes = g_array_new(FALSE, TRUE, sizeof(guint64));
+	g_auto(GStrv) lines = NULL;
+
+	json_builder_set_member_name(ctx->builder, "memory_nodes");
+	json_builder_begin_array(ctx->builder);
+	if (ctx->pid > 0)
+		text = cli_host_read(ctx->sysroot, rel, &error);
+	if (text == NULL && ctx->pid > 0)
+		ctx_error(ctx, rel, error);
+	lines = g_strsplit(text != NULL ? text : "", "\n", -1);
+	for (guint i = 0; lines[i] != NULL; i++) {
+		g_auto(GStrv) tokens = g_strsplit(lines[i], " ", -1);
+		guint64 page_kb = 4;
+		gboolean bad = FALSE;
+
+		for (guint t = 0; tokens[t] != NULL; t++) {
+			if (g_str_has_prefix(tokens[t], "kernelpagesize_kB=") &&
+			    !cli_host_parse_uint(tokens[t] + strlen("kernelpagesize_kB="),
+			                         16 * 1024 * 1024, &page_kb))
+				bad = TRUE;
+		}
+		for (guint t = 0; tokens[t] != NULL && !bad; t++) {
+			const char *eq = strchr(tokens[t], '=');
+			g_autofree char *node_str = NULL;
+			guint64 node = 0, pages = 0;
+
+			if (tokens[t][0] != 'N' || eq == NULL)
+				continue;
+			node_str = g_strndup(tokens[t] + 1, eq - tokens[t] - 1);
+			if (!cli_host_parse_uint(node_str, 1023, &node) ||
+			    !cli_host_parse_uint(eq + 1, G_MAXUINT32, &pages)) {
+				bad = TRUE;
+				break;
+			}
+			if (node >= bytes->len)
+				g_array_set_size(bytes, node + 1);
+			g_array_index(bytes, guint64, node) += pages * page_kb * 1024;
+		}
+		if (bad) {
+			g_ptr_array_add(ctx->errors, g_strdup_printf("%s: line %u is not numa_maps",
+			                                             rel, i + 1));
+			break;
+		}
+	}
+	for (guint n = 0; n < bytes->len; n++) {
+		if (g_array_index(bytes, guint64, n) == 0)
+			continue;
+		json_builder_begin_object(ctx->builder);
+		json_builder_set_member_name(ctx->builder, "node");
+		json_builder_add_int_value(ctx->builder, n);
+		json_builder_set_member_name(ctx->builder, "bytes");
+		json_builder_add_int_value(ctx->builder, (gint64)g_array_index(bytes, guint64, n));
+		json_builder_end_object(ctx->builder);
+	}
+	json_builder_end_array(ctx->builder);
+}
+
+/* Bytes of QEMU mappings backed by pages bigger than 4 kB (hugetlbfs), from smaps. */
+static guint64 cli_hostview_read_smaps(CliHostviewCtx *ctx)
+{
+	g_autofree char *rel = g_strdup_printf("/proc/%" G_GINT64_FORMAT "/smaps", ctx->pid);
+	g_autoptr(GError) error = NULL;
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	guint64 size_kb = 0;
+	guint64 total = 0;
+
+	if (ctx->pid <= 0)
+		return 0;
+	text = cli_host_read(ctx->sysroot, rel, &error);
+	if (text == NULL) {
+		ctx_error(ctx, rel, error);
+		return 0;
+	}
+	lines = g_strsplit(text, "\n", -1);
+	for (guint i = 0; lines[i] != NULL; i++) {
+		g_auto(GStrv) tokens = g_strsplit_set(lines[i], " \t", -1);
+		g_autoptr(GPtrArray) words = g_ptr_array_new();
+		guint64 val = 0;
+
+		for (guint t = 0; tokens[t] != NULL; t++) {
+			if (tokens[t][0] != '\0')
+				g_ptr_array_add(words, tokens[t]);
+		}
+		if (words->len != 3 || g_strcmp0(g_ptr_array_index(words, 2), "kB") != 0 ||
+		    !cli_host_parse_uint(g_ptr_array_index(words, 1), G_MAXUINT32 * 1024ULL, &val))
+			continue;
+		if (g_strcmp0(g_ptr_array_index(words, 0), "Size:") == 0)
+			size_kb = val;
+		else if (g_strcmp0(g_ptr_array_index(words, 0), "KernelPageSize:") == 0 && val > 4)
+			total += size_kb * 1024;
+	}
+	return total;
+}
+
+/* Mount points of hugetlbfs, from SYSROOT/proc/mounts. */
+static GPtrArray *cli_hostview_hugetlbfs_mounts(CliHostviewCtx *ctx)
+{
+	GPtrArray *mounts = g_ptr_array_new_with_free_func(g_free);
+	g_autofree char *text = cli_host_read(ctx->sysroot, "/proc/mounts", NULL);
+	g_auto(GStrv) lines = g_strsplit(text != NULL ? text : "", "\n", -1);
+
+	for (guint i = 0; lines[i] != NULL; i++) {
+		g_auto(GStrv) fields = g_strsplit(lines[i], " ", -1);
+		if (g_strv_length(fields) >= 3 && g_strcmp0(fields[2], "hugetlbfs") == 0)
+			g_ptr_array_add(mounts, g_strdup(fields[1]));
+	}
+	return mounts;
+}
+
+static gboolean cli_hostview_on_hugetlbfs(GPtrArray *mounts, const char *path)
+{
+	for (guint i = 0; path != NULL && i < mounts->len; i++) {
+		const char *mnt = g_ptr_array_index(mounts, i);
+		gsize len = strlen(mnt);
+		if (strncmp(path, mnt, len) == 0 && (path[len] == '/' || path[len] == '\0'))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* Adds "memdevs"; returns TRUE when a backend sits on hugetlbfs. */
+static gboolean cli_hostview_add_memdevs(CliHostviewCtx *ctx, JsonObject *replies)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) mounts = cli_hostview_hugetlbfs_mounts(ctx);
+	JsonArray *devs = NULL;
+	JsonObject *props_all = NULL;
+	gboolean any_huge = FALSE;
+
+	json_builder_set_member_name(ctx->builder, "memdevs");
+	json_builder_begin_array(ctx->builder);
+	if (!gb_json_get_array(replies, "query-memdev", GB_JSON_OPTIONAL, &devs, &error) ||
+	    !gb_json_get_object(replies, "memdev-props", GB_JSON_OPTIONAL, &props_all, &error))
+		ctx_error(ctx, "query-memdev", error);
+	for (guint i = 0; devs != NULL && i < json_array_get_length(devs); i++) {
+		g_autoptr(GError) error_local = NULL;
+		g_autoptr(GArray) host_nodes = NULL;
+		JsonObject *dev = NULL;
+		JsonObject *props = NULL;
+		const char *id = NULL;
+		const char *policy = "default";
+		const char *type = NULL;
+		const char *mem_path = NULL;
+		gint64 size = 0;
+		gboolean huge;
+
+		if (!gb_json_node_get_object(json_array_get_element(devs, i), "query-memdev[]",
+		                             &dev, &error_local) ||
+		    !gb_json_get_string(dev, "id", GB_JSON_OPTIONAL, &id, &error_local) ||
+		    !gb_json_get_int(dev, "size", GB_JSON_REQUIRED, 0, G_MAXINT64, &size,
+		                     &error_local) ||
+		    !gb_json_get_string(dev, "policy", GB_JSON_OPTIONAL, &policy, &error_local) ||
+		    !gb_json_get_int_array(dev, "host-nodes", GB_JSON_OPTIONAL, 0, 1023,
+		                           &host_nodes, &error_local)) {
+			ctx_error(ctx, "query-memdev", error_local);
+			continue;
+		}
+		if (id != NULL &&
+		    (!gb_json_get_object(props_all, id, GB_JSON_OPTIONAL, &props, &error_local) ||
+		     !gb_json_get_string(props, "type", GB_JSON_OPTIONAL, &type, &error_local) ||
+		     !gb_json_get_string(props, "mem-path", GB_JSON_OPTIONAL, &mem_path,
+		                         &error_local))) {
+			ctx_error(ctx, "memdev-props", error_local);
+			type = NULL;
+			mem_path = NULL;
+		}
+		huge = cli_hostview_on_hugetlbfs(mounts, mem_path);
+		any_huge |= huge;
+		json_builder_begin_object(ctx->builder);
+		json_builder_set_member_name(ctx->builder, "id");
+		json_builder_add_string_value(ctx->builder, id);
+		json_builder_set_member_name(ctx->builder, "backend");
+		json_builder_add_string_value(ctx->builder, type);
+		json_builder_set_member_name(ctx->builder, "size");
+		json_builder_add_int_value(ctx->builder, size);
+		json_builder_set_member_name(ctx->builder, "policy");
+		json_builder_add_string_value(ctx->builder, policy);
+		json_builder_set_member_name(ctx->builder, "host_nodes");
+		json_builder_begin_array(ctx->builder);
+		for (guint n = 0; host_nodes != NULL && n < host_nodes->len; n++)
+			json_builder_add_int_value(ctx->builder,
+			                           g_array_index(host_nodes, gint64, n));
+		json_builder_end_array(ctx->builder);
+		json_builder_set_member_name(ctx->builder, "mem_path");
+		json_builder_add_string_value(ctx->builder, mem_path);
+		json_builder_set_member_name(ctx->builder, "hugetlbfs");
+		json_builder_add_boolean_value(ctx->builder, huge);
+		json_builder_end_object(ctx->builder);
+	}
+	json_builder_end_array(ctx->builder);
+	return any_huge;
+}
+
+static void cli_hostview_add_cpu(CliHostviewCtx *ctx, JsonObject *replies)
+{
+	g_autoptr(GError) error = NULL;
+	g_auto(GStrv) host_flags = cli_host_read_cpu_flags(ctx->sysroot, &error);
+	JsonObject *expansion = NULL;
+	JsonObject *model = NULL;
+	JsonObject *props = NULL;
+	const char *name = NULL;
+
+	if (host_flags == NULL)
+		ctx_error(ctx, "/proc/cpuinfo", error);
+	json_builder_set_member_name(ctx->builder, "host_cpu_flags");
+	json_builder_begin_array(ctx->builder);
+	for (guint i = 0; host_flags != NULL && host_flags[i] != NULL; i++) {
+		if (g_strv_contains(cli_host_interesting_flags, host_flags[i]))
+			json_builder_add_string_value(ctx->builder, host_flags[i]);
+	}
+	json_builder_end_array(ctx->builder);
+
+	g_clear_error(&error);
+	json_builder_set_member_name(ctx->builder, "cpu_offer");
+	if (!gb_json_get_object(replies, "query-cpu-model-expansion", GB_JSON_OPTIONAL, &expansion,
+	                        &error) ||
+	    (expansion != NULL &&
+	     (!gb_json_get_object(expansion, "model", GB_JSON_REQUIRED, &model, &error) ||
+	      !gb_json_get_string(model, "name", GB_JSON_REQUIRED, &name, &error) ||
+	      !gb_json_get_object(model, "props", GB_JSON_REQUIRED, &props, &error)))) {
+		ctx_error(ctx, "query-cpu-model-expansion", error);
+		props = NULL;
+	}
+	if (props == NULL) {
+		json_builder_add_null_value(ctx->builder);
+		return;
+	}
+	json_builder_begin_object(ctx->builder);
+	json_builder_set_member_name(ctx->builder, "model");
+	json_builder_add_string_value(ctx->builder, name);
+	json_builder_set_member_name(ctx->builder, "flags");
+	json_builder_begin_array(ctx->builder);
+	for (guint i = 0; cli_host_interesting_flags[i] != NULL; i++) {
+		/* QEMU spells sha_ni as sha-ni */
+		g_autofree char *prop =
+		    g_strdelimit(g_strdup(cli_host_interesting_flags[i]), "_", '-');
+		gboolean on = FALSE;
+
+		if (gb_json_get_bool(props, prop, GB_JSON_OPTIONAL, &on, NULL) && on)
+			json_builder_add_string_value(ctx->builder, cli_host_interesting_flags[i]);
+	}
+	json_builder_end_array(ctx->builder);
+	json_builder_end_object(ctx->builder);
+}
+
+JsonNode *cli_hostview_build(JsonObject *replies, const char *qmp_path, gint64 pid,
+                             const char *sysroot)
+{
+	g_autoptr(JsonBuilder) builder = json_builder_new();
+	g_autoptr(GPtrArray) errors = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) nodes =
+	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_host_node_free);
+	CliHostviewCtx ctx = {
+		.sysroot = sysroot, .pid = pid, .builder = builder, .errors = errors, .nodes = nodes
+	};
+	g_autoptr(GError) error = NULL;
+	JsonObject *kvm = NULL;
+	JsonObject *mem = NULL;
+	JsonObject *failed = NULL;
+	const char *version = NULL;
+	gboolean kvm_enabled = FALSE;
+	gint64 base = 0, plugged = 0;
+	guint64 huge_bytes;
+	gboolean huge_backend;
+
+	json_builder_begin_object(builder);
+	json_builder_set_member_name(builder, "qmp");
+	json_builder_add_string_value(builder, qmp_path);
+	json_builder_set_member_name(builder, "pid");
+	if (pid > 0)
+		json_builder_add_int_value(builder, pid);
+	else
+		json_builder_add_null_value(builder);
+	if (!gb_json_get_string(replies, "qemu-version", GB_JSON_OPTIONAL, &version, &error))
+		ctx_error(&ctx, "qemu-version", error);
+	json_builder_set_member_name(builder, "qemu_version");
+	json_builder_add_string_value(builder, version);
+
+	g_clear_error(&error);
+	json_builder_set_member_name(builder, "accel");
+	if (!gb_json_get_object(replies, "query-kvm", GB_JSON_OPTIONAL, &kvm, &error) ||
+	    (kvm != NULL &&
+	     !gb_json_get_bool(kvm, "enabled", GB_JSON_REQUIRED, &kvm_enabled, &error))) {
+		ctx_error(&ctx, "query-kvm", error);
+		kvm = NULL;
+	}
+	if (kvm != NULL)
+		json_builder_add_string_value(builder, kvm_enabled ? "kvm" : "tcg");
+	else
+		json_builder_add_null_value(builder);
+
+	g_clear_error(&error);
+	json_builder_set_member_name(builder, "memory_bytes");
+	if (!gb_json_get_object(replies, "query-memory-size-summary", GB_JSON_OPTIONAL, &mem,
+	                        &error) ||
+	    (mem != NULL && (!gb_json_get_int(mem, "base-memory", GB_JSON_REQUIRED, 0,
+	                                      G_MAXINT64 / 2, &base, &error) ||
+	                     !gb_json_get_int(mem, "plugged-memory", GB_JSON_OPTIONAL, 0,
+	                                      G_MAXINT64 / 2, &plugged, &error)))) {
+		ctx_error(&ctx, "query-memory-size-summary", error);
+		mem = NULL;
+	}
+	if (mem != NULL)
+		json_builder_add_int_value(builder, base + plugged);
+	else
+		json_builder_add_null_value(builder);
+
+	cli_hostview_read_nodes(&ctx);
+	g_ptr_array_sort(nodes, cli_host_node_cmp);
+	cli_hostview_add_nodes(&ctx);
+	cli_hostview_add_block(&ctx, replies);
+	cli_hostview_add_vcpus(&ctx, replies);
+	cli_hostview_add_numa_maps(&ctx);
+	huge_backend = cli_hostview_add_memdevs(&ctx, replies);
+	huge_bytes = cli_hostview_read_smaps(&ctx);
+	json_builder_set_member_name(builder, "hugepage_bytes");
+	json_builder_add_int_value(builder, (gint64)huge_bytes);
+	json_builder_set_member_name(builder, "hugepages");
+	/* most of guest RAM in huge pages, or a backend on hugetlbfs */
+	json_builder_add_boolean_value(builder, huge_backend ||
+	                                            (huge_bytes > 0 && mem != NULL &&
+	                                             huge_bytes * 2 >= (guint64)(base + plugged)));
+	cli_hostview_add_cpu(&ctx, replies);
+
+	/* optional commands the monitor refused (older QEMU, other targets) */
+	g_clear_error(&error);
+	if (!gb_json_get_object(replies, "errors", GB_JSON_OPTIONAL, &failed, &error))
+		ctx_error(&ctx, "errors", error);
+	if (failed != NULL) {
+		g_autoptr(GList) members = json_object_get_members(failed);
+		for (GList *l = members; l != NULL; l = l->next) {
+			const char *msg = NULL;
+			if (gb_json_get_string(failed, l->data, GB_JSON_REQUIRED, &msg, NULL))
+				g_ptr_array_add(
+				    errors, g_strdup_printf("%s: %s", (const char *)l->data, msg));
+		}
+	}
+	json_builder_set_member_name(builder, "errors");
+	json_builder_begin_array(builder);
+	for (guint i = 0; i < errors->len; i++)
+		json_builder_add_string_value(builder, g_ptr_array_index(errors, i));
+	json_builder_end_array(builder);
+	json_builder_end_object(builder);
+	return json_builder_get_root(builder);
+}

@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "guestbench-protocol.h"
+
+#include "render/bench-view.h"
+#include "render/csv.h"
+#include "render/escape.h"
+#include "render/prom.h"
+#include "render/table.h"
+
+char *cli_bench_format_size(guint64 bytes)
+{
+	if (bytes >= (G_GUINT64_CONSTANT(1) << 30) && bytes % (G_GUINT64_CONSTANT(1) << 30) == 0)
+		return g_strdup_printf("%" G_GUINT64_FORMAT "G", bytes >> 30);
+	if (bytes >= (G_GUINT64_CONSTANT(1) << 20) && bytes % (G_GUINT64_CONSTANT(1) << 20) == 0)
+		return g_strdup_printf("%" G_GUINT64_FORMAT "M", bytes >> 20);
+	if (bytes >= 1024 && bytes % 1024 == 0)
+		return g_strdup_printf("%" G_GUINT64_FORMAT "k", bytes >> 10);
+	return g_strdup_printf("%" G_GUINT64_FORMAT, bytes);
+}
+
+/* ---- reading results ----------------------------------------------------------------- */
+
+/* One sample of an ok guest's result; strings and labels borrowed from guest->result. */
+typedef struct {
+	const char *metric;
+	const char *unit;
+	JsonObject *labels; /* NULL when none */
+	double value;       /* NAN when null (unavailable, or a run without a value) */
+	double mean;        /* NAN when absent */
+	double stddev;      /* NAN when absent */
+	guint n_runs;       /* length of "runs", 0 when not repeated */
+	const char *unavailable;
+} CliBenchSample;
+
+/* Every well-formed sample of the guest's result, read with the typed accessors only. */
+static GArray *cli_bench_samples(const CliResult *guest, gint64 *runs_out)
+{
+	GArray *samples = g_array_new(FALSE, TRUE, sizeof(CliBenchSample));
+	JsonObject *result = NULL;
+	JsonArray *metrics = NULL;
+	gint64 runs = 1;
+
+	if (runs_out != NULL)
+		*runs_out = 1;
+	if (guest->status != CLI_GUEST_OK || guest->result == NULL ||
+	    !gb_json_node_get_object(guest->result, "result", &result, NULL) ||
+	    !gb_json_get_array(result, "metrics", GB_JSON_REQUIRED, &metrics, NULL))
+		return samples;
+	if (gb_json_get_int(result, "runs", GB_JSON_OPTIONAL, 1, G_MAXINT32, &runs, NULL) &&
+	    runs_out != NULL)
+		*runs_out = runs;
+	for (guint i = 0; i < json_array_get_length(metrics); i++) {
+		CliBenchSample s = { .value = NAN, .mean = NAN, .stddev = NAN };
+		JsonObject *obj = NULL;
+		JsonArray *raw = NULL;
+		g_autoptr(GError) error = NULL;
+
+		if (!gb_json_node_get_object(json_array_get_element(metrics, i), "sample", &obj,
+		                             &error) ||
+		    !gb_json_get_string(obj, "metric", GB_JSON_REQUIRED, &s.metric, &error) ||
+		    !gb_json_get_string(obj, "unit", GB_JSON_OPTIONAL, &s.unit, &error) ||
+		    !gb_json_get_object(obj, "labels", GB_JSON_OPTIONAL, &s.labels, &error) ||
+		    !gb_json_get_double(obj, "value", GB_JSON_OPTIONAL, -G_MAXDOUBLE, G_MAXDOUBLE,
+		                        &s.value, &error) ||
+		    !gb_json_get_double(obj, "mean", GB_JSON_OPTIONAL, -G_MAXDOUBLE, G_MAXDOUBLE,
+		                        &s.mean, &error) ||
+		    !gb_json_get_double(obj, "stddev", GB_JSON_OPTIONAL, 0, G_MAXDOUBLE, &s.stddev,
+		                        &error) ||
+		    !gb_json_get_array(obj, "runs", GB_JSON_OPTIONAL, &raw, &error) ||
+		    !gb_json_get_string(obj, "unavailable", GB_JSON_OPTIONAL, &s.unavailable,
+		                        &error)) {
+			g_debug("%s: sample %u ignored: %s", guest->name, i, error->message);
+			continue;
+		}
+		s.n_runs = raw != NULL ? json_array_get_length(raw) : 0;
+		g_array_append_val(samples, s);
+	}
+	return samples;
+}
+
+static const char *cli_bench_label(const CliBenchSample *s, const char *key)
+{
+	const char *value = NULL;
+
+	if (s->labels == NULL ||
+	    !gb_json_get_string(s->labels, key, GB_JSON_OPTIONAL, &value, NULL))
+		return NULL;
+	return value;
+}
+
+/* The first sample of metric whose labels match the given pairs (NULL key: not checked). */
+static const CliBenchSample *cli_bench_find(GArray *samples, const char *metric, const char *k1,
+                                            const char *v1, const char *k2, const char *v2)
+{
+	for (guint i = 0; i < samples->len; i++) {
+		const CliBenchSample *s = &g_array_index(samples, CliBenchSample, i);
+
+		if (g_strcmp0(s->metric, metric) != 0)
+			continue;
+		if (k1 != NULL && g_strcmp0(cli_bench_label(s, k1), v1) != 0)
+			continue;
+		if (k2 != NULL && g_strcmp0(cli_bench_label(s, k2), v2) != 0)
+			continue;
+		return s;
+	}
+	return NULL;
+}
+
+/* "123.45", "123.45 ± 1.20" when repeated, "n/a" without a value, "-" when not measured. */
+static char *cli_bench_cell(const CliBenchSample *s, double scale, int decimals)
+{
+	if (s == NULL)
+		return g_strdup("-");
+	if (!isfinite(s->value))
+		return g_strdup("n/a");
+	if (s->n_runs > 1 && isfinite(s->stddev))
+		return g_strdup_printf("%.*f ± %.*f", decimals, s->value * scale, decimals,
+		                       s->stddev * scale);
+	return g_strdup_printf("%.*f", decimals, s->value * scale);
+}
+
+/* Sorted distinct numeric values of one label over the samples of metric. */
+static GArray *cli_bench_label_values(GArray *samples, const char *metric, const char *key)
+{
+	GArray *values = g_array_new(FALSE, FALSE, sizeof(guint64));
+
+	for (guint i = 0; i < samples->len; i++) {
+		const CliBenchSample *s = &g_array_index(samples, CliBenchSample, i);
+		const char *text = metric == NULL || g_strcmp0(s->metric, metric) == 0
+		                       ? cli_bench_label(s, key)
+		                       : NULL;
+		guint64 v = 0;
+		gboolean seen = FALSE;
+
+		if (text == NULL || !g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, &v, NULL))
+			continue;
+		for (guint j = 0; j < values->len && !seen; j++)
+			seen = g_array_index(values, guint64, j) == v;
+		if (!seen)
+			g_array_append_val(values, v);
+	}
+	for (guint i = 1; i < values->len; i++) {
+		for (guint j = i; j > 0 && g_array_index(values, guint64, j - 1) >
+		                               g_array_index(values, guint64, j);
+		     j--) {
+			guint64 t = g_array_index(values, guint64, j);
+			g_array_index(values, guint64, j) = g_array_index(values, guint64, j - 1);
+			g_array_index(values, guint64, j - 1) = t;
+		}
+	}
+	return values;
+}
+
+/* ---- tables -------------------------------------------------------------------------- */
+
+void cli_bench_openssl_header(GString *out, const guint64 *sizes, guint n)
+{
+	/* openssl speed's own header, one column narrower than its rows, as it prints it */
+	g_string_append(out, "type        ");
+	for (guint i = 0; i < n; i++)
+		g_string_append_printf(out, "%7" G_GUINT64_FORMAT " bytes", sizes[i]);
+	g_string_append_c(out, '\n');
+}
+
+void cli_bench_openssl_row(GString *out, const char *type, const double *values, guint n)
+{
+	g_string_append_printf(out, "%-13s", type);
+	for (guint i = 0; i < n; i++) {
+		if (!isfinite(values[i]))
+			g_string_append_printf(out, " %11s ", "n/a");
+		else if (values[i] > 10000)
+			g_string_append_printf(out, " %11.2fk", values[i] / 1e3);
+		else
+			g_string_append_printf(out, " %11.2f ", values[i]);
+	}
+	/* no trailing blanks on a line */
+	while (out->len > 0 && out->str[out->len - 1] == ' ')
+		g_string_truncate(out, out->len - 1);
+	g_string_append_c(out, '\n');
+}
+
+static void cli_bench_pad(GString *out, const char *text, gsize width)
+{
+	g_autofree char *escaped = cli_escape_terminal(text);
+	gsize w = cli_text_width(escaped);
+
+	g_string_append(out, escaped);
+	for (; w < width; w++)
+		g_string_append_c(out, ' ');
+}
+
+static void cli_bench_render_aes(const CliResults *results, GString *out)
+{
+	g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(guint64));
+	g_autoptr(GString) header = g_string_new(NULL);
+	gsize width = strlen("GUEST");
+	gboolean any = FALSE;
+
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
+		g_autoptr(GArray) samples = cli_bench_samples(guest, NULL);
+		g_autoptr(GArray) mine = cli_bench_label_values(samples, NULL, "block_size");
+		g_autofree char *name = NULL;
+
+		if (guest->status != CLI_GUEST_OK)
+			continue;
+		any = TRUE;
+		name = cli_escape_terminal(guest->name);
+		width = MAX(width, cli_text_width(name));
+		for (guint j = 0; j < mine->len; j++) {
+			guint64 v = g_array_index(mine, guint64, j);
+			guint k = 0;
+			while (k < sizes->len && g_array_index(sizes, guint64, k) < v)
+				k++;
+			if (k == sizes->len || g_array_index(sizes, guint64, k) != v)
+				g_array_insert_val(sizes, k, v);
+		}
+	}
+	if (!any || results->quiet)
+		return;
+	g_string_append(out, "The 'numbers' are in 1000s of bytes per second processed.\n");
+	cli_bench_pad(out, "GUEST", width + 2);
+	cli_bench_openssl_header(out, (const guint64 *)sizes->data, sizes->len);
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
+		g_autoptr(GArray) samples = NULL;
+		g_autofree double *values = NULL;
+		g_autofree double *stddevs = NULL;
+		g_autofree char *cipher = NULL;
+		gboolean repeated = FALSE;
+
+		if (guest->status != CLI_GUEST_OK)
+			continue;
+		samples = cli_bench_samples(guest, NULL);
+		values = g_new(double, MAX(sizes->len, 1));
+		stddevs = g_new(double, MAX(sizes->len, 1));
+		for (guint j = 0; j < sizes->len; j++) {
+			g_autofree char *bs =
+			    g_strdup_printf("%" G_GUINT64_FORMAT, g_array_index(sizes, guint64, j));
+			const CliBenchSample *s = NULL;
+
+			for (guint k = 0; k < samples->len && s == NULL; k++) {
+				const CliBenchSample *c =
+				    &g_array_index(samples, CliBenchSample, k);
+				if (g_strcmp0(cli_bench_label(c, "block_size"), bs) == 0 &&
+				    g_strcmp0(c->unit, "B/s") == 0)
+					s = c;
+			}
+			values[j] = s != NULL ? s->value : NAN;
+			stddevs[j] = s != NULL && s->n_runs > 1 ? s->stddev : NAN;
+			repeated |= s != NULL && s->n_runs > 1;
+			if (s != NULL && cipher == NULL)
+				cipher = cli_escape_terminal(s->metric);
+		}
+		cli_bench_pad(out, guest->name, width + 2);
+		cli_bench_openssl_row(out, cipher != NULL ? cipher : "?", values, sizes->len);
+		if (repeated) {
+			cli_bench_pad(out, "", width + 2);
+			cli_bench_openssl_row(out, "± stddev", stddevs, sizes->len);
+		}
+	}
+}
+
+static void cli_bench_render_disk(const CliResults *results, CliTable *table)
+{
+	static const char *const tests[] = { "write",    "rewrite",   "read", "reread",
+		                             "randread", "randwrite", NULL };
+
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
+		g_autoptr(GArray) samples = NULL;
+		g_autoptr(GArray) records = NULL;
+
+		if (guest->status != CLI_GUEST_OK)
+			continue;
+		samples = cli_bench_samples(guest, NULL);
+		records = cli_bench_label_values(samples, "disk-throughput", "record_size");
+		for (guint r = 0; r < records->len; r++) {
+			guint64 rs = g_array_index(records, guint64, r);
+			g_autofree char *rs_label = g_strdup_printf("%" G_GUINT64_FORMAT, rs);
+			g_autoptr(GPtrArray) cells = g_ptr_array_new_with_free_func(g_free);
+
+			g_ptr_array_add(cells, g_strdup(guest->name));
+			g_ptr_array_add(cells, cli_bench_format_size(rs));
+			for (guint t = 0; tests[t] != NULL; t++) {
+				const CliBenchSample *s =
+				    cli_bench_find(samples, "disk-throughput", "test", tests[t],
+				                   "record_size", rs_label);
+				g_ptr_array_add(cells, cli_bench_cell(s, 1e-6, 2));
+			}
+			g_ptr_array_add(cells, NULL);
+			cli_table_add_rowv(table, (const char *const *)cells->pdata);
+		}
+	}
+}
+
+static void cli_bench_render_mem(const CliResults *results, CliTable *table, GString *notes)
+{
+	static const char *const kinds[] = { "4k", "thp", "hugetlb", NULL };
+
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
+		g_autoptr(GArray) samples = NULL;
+
+		if (guest->status != CLI_GUEST_OK)
+			continue;
+		samples = cli_bench_samples(guest, NULL);
+		for (guint k = 0; kinds[k] != NULL; k++) {
+			const CliBenchSample *fault =
+			    cli_bench_find(samples, "page-fault", "pages", kinds[k], NULL, NULL);
+			const CliBenchSample *lat = cli_bench_find(samples, "memory-latency",
+			                                           "pages", kinds[k], NULL, NULL);
+			const char *ops[] = { "read", "write", "copy" };
+			g_autoptr(GPtrArray) cells = g_ptr_array_new_with_free_func(g_free);
+
+			if (fault == NULL && lat == NULL)
+				continue;
+			g_ptr_array_add(cells, g_strdup(guest->name));
+			g_ptr_array_add(cells, g_strdup(kinds[k]));
+			g_ptr_array_add(cells, cli_bench_cell(fault, 1.0, 1));
+			for (guint o = 0; o < G_N_ELEMENTS(ops); o++) {
+				const CliBenchSample *bw = cli_bench_find(
+				    samples, "memory-bandwidth", "pages", kinds[k], "op", ops[o]);
+				g_ptr_array_add(cells, cli_bench_cell(bw, 1e-6, 0));
+			}
+			g_ptr_array_add(cells, cli_bench_cell(lat, 1.0, 1));
+			g_ptr_array_add(cells, NULL);
+			cli_table_add_rowv(table, (const char *const *)cells->pdata);
+			if (fault != NULL && fault->unavailable != NULL) {
+				g_autofree char *name = cli_escape_terminal(guest->name);
+				g_autofree char *why = cli_escape_terminal(fault->unavailable);
+				g_string_append_printf(notes, "%s %s: %s\n", name, kinds[k], why);
+			}
+		}
+	}
+}
+
+static void cli_bench_render_net(const CliResults *results, CliTable *table)
+{
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
+		g_autoptr(GArray) samples = NULL;
+		gboolean first = TRUE;
+
+		if (guest->status != CLI_GUEST_OK)
+			continue;
+		samples = cli_bench_samples(guest, NULL);
+		for (guint j = 0; j < samples->len; j++) {
+			const CliBenchSample *s = &g_array_index(samples, CliBenchSample, j);
+			g_autoptr(GPtrArray) cells = g_ptr_array_new_with_free_func(g_free);
+			const char *dir = cli_bench_label(s, "direction");
+			const char *streams = cli_bench_label(s, "streams");
+
+			if (g_strcmp0(s->metric, "tcp-throughput") != 0)
+				continue;
+			g_ptr_array_add(cells, g_strdup(guest->name));
+			g_ptr_array_add(cells, g_strdup(dir != NULL ? dir : "?"));
+			g_ptr_array_add(cells, g_strdup(streams != NULL ? streams : "?"));
+			g_ptr_array_add(cells, cli_bench_cell(s, 8e-6, 1));
+			g_ptr_array_add(cells, cli_bench_cell(s, 1e-6, 1));
+			/* CPU and retransmits are the guest's over the whole transfer: once per
+			 * guest */
+			if (first) {
+				g_ptr_array_add(
+				    cells,
+				    cli_bench_cell(cli_bench_find(samples, "guest-cpu-busy", "kind",
+				                                  "total", NULL, NULL),
+				                   1.0, 1));
+				g_ptr_array_add(
+				    cells,
+				    cli_bench_cell(cli_bench_find(samples, "guest-cpu-busy", "kind",
+				                                  "softirq", NULL, NULL),
+				                   1.0, 1));
+				g_ptr_array_add(
+				    cells,
+				    cli_bench_cell(cli_bench_find(samples, "guest-cpu-busy", "kind",
+				                                  "system", NULL, NULL),
+				                   1.0, 1));
+				g_ptr_array_add(
+				    cells, cli_bench_cell(cli_bench_find(samples, "tcp-retransmits",
+				                                         NULL, NULL, NULL, NULL),
+				                          1.0, 0));
+			} else {
+				for (guint k = 0; k < 4; k++)
+					g_ptr_array_add(cells, g_strdup(""));
+			}
+			first = FALSE;
+			g_ptr_array_add(cells, NULL);
+			cli_table_add_rowv(table, (const char *const *)cells->pdata);
+		}
+	}
+}
+
+/* The guests that are not ok, as the default table shows them. */
+static void cli_bench_render_errors(const CliResults *results, GString *out, gboolean color)
+{
+	g_autoptr(CliTable) table = cli_table_new("GUEST", "STATUS", "DETAIL", NULL);
+
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
+
+		if (guest->status == CLI_GUEST_OK)
+			continue;
+		cli_table_add_row(table, guest->name, cli_guest_status_to_string(guest->status),
+		                  guest->error != NULL ? guest->error : "not run");
+	}
+	if (cli_table_get_n_rows(table) == 0)
+		return;
+	if (out->len > 0)
+		g_string_append_c(out, '\n');
+	cli_table_render(table, color, out);
+}
+
+GString *cli_bench_view_render_text(const CliResults *results, const char *test, gboolean color)
+{
+	GString *out = g_string_new(NULL);
+	g_autoptr(CliTable) table = NULL;
+	g_autoptr(GString) notes = g_string_new(NULL);
+	const char *title = NULL;
+
+	if (g_strcmp0(test, "aes") == 0) {
+		cli_bench_render_aes(results, out);
+	} else if (g_strcmp0(test, "disk") == 0) {
+		title = "disk throughput in MB/s (1 MB = 1000000 bytes), per record size\n";
+		table = cli_table_new("GUEST", "RECORD", "WRITE", "REWRITE", "READ", "REREAD",
+		                      "RANDREAD", "RANDWRITE", NULL);
+		cli_bench_render_disk(results, table);
+	} else if (g_strcmp0(test, "mem") == 0) {
+		title = "page-fault ns per 4 KiB, bandwidth in MB/s (1 MB = 1000000 bytes), "
+		        "latency ns per dependent load\n";
+		table = cli_table_new("GUEST", "PAGES", "FAULT ns/4k", "READ MB/s", "WRITE MB/s",
+		                      "COPY MB/s", "LATENCY ns", NULL);
+		cli_bench_render_mem(results, table, notes);
+	} else {
+		title = "TCP throughput (receiver's bytes over receiver's time); guest CPU busy "
+		        "% of all CPUs and TCP retransmits during the transfer\n";
+		table = cli_table_new("GUEST", "DIRECTION", "STREAMS", "Mbit/s", "MB/s", "CPU %",
+		                      "SOFTIRQ %", "SYSTEM %", "RETRANS", NULL);
+		cli_bench_render_net(results, table);
+	}
+	if (table != NULL && cli_table_get_n_rows(table) > 0 && !results->quiet) {
+		g_string_append(out, title);
+		cli_table_render(table, color, out);
+		if (notes->len > 0)
+			g_string_append_printf(out, "unavailable:\n%s", notes->str);
+	}
+	cli_bench_render_errors(results, out, color);
+	return out;
+}
+
+/* ---- csv and prom -------------------------------------------------------------------- */
+
+static void cli_bench_escape_kv(GString *out, const char *text)
+{
+	for (const char *p = text; *p != '\0'; p++) {
+		if (*p == '\\' || *p == ';' || *p == '=')
+			g_string_append_c(out, '\\');
+		g_string_append_c(out, *p);
+	}
+}
+
+char *cli_bench_labels_to_string(JsonObject *labels)
+{
+	GString *out = g_string_new(NULL);
+	g_autoptr(GList) members = NULL;
+
+	if (labels == NULL)
+		return g_string_free(out, FALSE);
+	members = json_object_get_members(labels);
+	for (GList *l = members; l != NULL; l = l->next) {
+		const char *value = NULL;
+
+		/* a label that is not a string is not a label; the JSON keeps it */
+		if (!gb_json_get_string(labels, l->data, GB_JSON_OPTIONAL, &value, NULL) ||
+		    value == NULL)
+			continue;
+		if (out->len > 0)
+			g_string_append_c(out, ';');
+		cli_bench_escape_kv(out, l->data);
+		g_string_append_c(out, '=');
+		cli_bench_escape_kv(out, value);
+	}
+	return g_string_free(out, FALSE);
+}
+
+static void cli_bench_append_number(GString *out, double value)
+{
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+	if (isfinite(value))
+		g_string_append(out, g_ascii_dtostr(buf, sizeof(buf), value));
+}
+
+GString *cli_bench_view_render_csv(const CliResults *results)
+{
+	GString *out = g_string_new("guest,metric,value,unit,labels,runs,mean,stddev\n");
+
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
+		gint64 runs = 1;
+		g_autoptr(GArray) samples = cli_bench_samples(guest, &runs);
+
+		for (guint j = 0; j < samples->len; j++) {
+			const CliBenchSample *s = &g_array_index(samples, CliBenchSample, j);
+			g_autofree char *labels = cli_bench_labels_to_string(s->labels);
+			g_autofree char *n = g_strdup_printf(
+			    "%" G_GINT64_FORMAT, s->n_runs > 0 ? (gint64)s->n_runs : runs);
+
+			cli_csv_append_field(out, guest->name);
+			g_string_append_c(out, ',');
+			cli_csv_append_field(out, s->metric);
+			g_string_append_c(out, ',');
+			cli_bench_append_number(out, s->value);
+			g_string_append_c(out, ',');
+			cli_csv_append_field(out, s->unit != NULL ? s->unit : "");
+			g_string_append_c(out, ',');
+			cli_csv_append_field(out, labels);
+			g_string_append_c(out, ',');
+			g_string_append(out, n);
+			g_string_append_c(out, ',');
+			cli_bench_append_number(out, s->mean);
+			g_string_append_c(out, ',');
+			cli_bench_append_number(out, s->stddev);
+			g_string_append_c(out, '\n');
+		}
+	}
+	return out;
+}
+
+void cli_bench_prom_append_value(GString *out, const char *value)
+{
+	g_string_append_c(out, '"');
+	for (const char *p = value; p != NULL && *p != '\0'; p++) {
+		if (*p == '\\')
+			g_string_append(out, "\\\\");
+		else if (*p == '"')
+			g_string_append(out, "\\\"");
+		else if (*p == '\n')
+			g_string_append(out, "\\n");
+		else
+			g_string_append_c(out, *p);
+	}
+	g_string_append_c(out, '"');
+}
+
+char *cli_bench_prom_label_name(const char *name)
+{
+	GString *out = g_string_new(NULL);
+
+	/* [a-zA-Z_][a-zA-Z0-9_]*; names starting with "__" are Prometheus' own */
+	if (name == NULL || name[0] == '\0' || g_ascii_isdigit(name[0]) ||
+	    g_str_has_prefix(name, "__"))
+		g_string_append(out, "label_");
+	for (const char *p = name; p != NULL && *p != '\0'; p++)
+		g_string_append_c(out, g_ascii_isalnum(*p) || *p == '_' ? *p : '_');
+	return g_string_free(out, FALSE);
+}
+
+static void cli_bench_prom_series(GString *out, const char *family, const CliResult *guest,
+                                  const CliBenchSample *s, double value)
+{
+	g_autoptr(GList) members = NULL;
+
+	g_string_append_printf(out, "%s{guest=", family);
+	cli_bench_prom_append_value(out, guest->name);
+	g_string_append(out, ",metric=");
+	cli_bench_prom_append_value(out, s->metric);
+	g_string_append(out, ",unit=");
+	cli_bench_prom_append_value(out, s->unit != NULL ? s->unit : "");
+	if (s->labels != NULL)
+		members = json_object_get_members(s->labels);
+	for (GList *l = members; l != NULL; l = l->next) {
+		const char *v = NULL;
+		g_autofree char *name = NULL;
+
+		if (!gb_json_get_string(s->labels, l->data, GB_JSON_OPTIONAL, &v, NULL) ||
+		    v == NULL)
+			continue;
+		name = cli_bench_prom_label_name(l->data);
+		/* our own labels win: a guest label cannot pose as another guest */
+		if (g_strcmp0(name, "guest") == 0 || g_strcmp0(name, "metric") == 0 ||
+		    g_strcmp0(name, "unit") == 0) {
+			g_autofree char *renamed = g_strdup_printf("label_%s", name);
+			g_free(name);
+			name = g_steal_pointer(&renamed);
+		}
+		g_string_append_printf(out, ",%s=", name);
+		cli_bench_prom_append_value(out, v);
+	}
+	g_string_append(out, "} ");
+	cli_bench_append_number(out, value);
+	g_string_append_c(out, '\n');
+}
+
+GString *cli_bench_view_render_prom(const CliResults *results)
+{
+	GString *out = g_string_new(NULL);
+	g_autoptr(GString) stddevs = g_string_new(NULL);
+
+	g_string_append(out, "# HELP guestbench_bench_value A guestbench benchmark sample (the "
+	                     "mean when repeated); the unit label gives its unit.\n"
+	                     "# TYPE guestbench_bench_value gauge\n");
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
+		g_autoptr(GArray) samples = cli_bench_samples(guest, NULL);
+
+		for (guint j = 0; j < samples->len; j++) {
+			const CliBenchSample *s = &g_array_index(samples, CliBenchSample, j);
+
+			/* a measurement the guest could not make has no number to give */
+			if (!isfinite(s->value))
+				continue;
+			cli_bench_prom_series(out, "guestbench_bench_value", guest, s, s->value);
+			if (s->n_runs > 1 && isfinite(s->stddev))
+				cli_bench_prom_series(stddevs, "guestbench_bench_stddev", guest, s,
+				                      s->stddev);
+		}
+	}
+	if (stddevs->len > 0) {
+		g_string_append(out,
+		                "# HELP guestbench_bench_stddev Sample standard deviation over "
+		                "the runs of a repeated benchmark.\n"
+		                "# TYPE guestbench_bench_stddev gauge\n");
+		g_string_append(out, stddevs->str);
+	}
+	return out;
+}
