@@ -149,7 +149,7 @@ GString *cli_facts_render_csv(const CliResults *results)
 			g_string_append(out, ",status,,");
 			cli_csv_append_field(out, cli_guest_status_to_string(guest->status));
 			g_string_append_c(out, ',');
-			cli_csv_append_field(out, guest->error != NULL ? guest->error : "");
+			cli_csv_append_text(out, guest->error);
 			g_string_append_c(out, '\n');
 			continue;
 		}

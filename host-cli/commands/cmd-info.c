@@ -183,7 +183,7 @@ static GString *cli_info_render_csv(const CliResults *results)
 		g_string_append_c(out, ',');
 		cli_csv_append_field(out, names);
 		g_string_append_c(out, ',');
-		cli_csv_append_field(out, guest->error);
+		cli_csv_append_text(out, guest->error);
 		g_string_append_c(out, '\n');
 	}
 	return out;

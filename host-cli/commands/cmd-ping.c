@@ -73,7 +73,7 @@ static GString *cli_ping_render_csv(const CliResults *results)
 		cli_csv_append_field(out, guest->target);
 		g_string_append_printf(out, ",%s,%s,", cli_guest_status_to_string(guest->status),
 		                       rtt_text != NULL ? rtt_text : "");
-		cli_csv_append_field(out, guest->error);
+		cli_csv_append_text(out, guest->error);
 		g_string_append_c(out, '\n');
 	}
 	return out;

@@ -94,25 +94,6 @@ void cli_audit_render_table(GString *out, const char *guest, GPtrArray *findings
 	}
 }
 
-/* CSV keeps CR/LF (quoted) but escapes every other control character. */
-static void csv_append_guest_text(GString *out, const char *text)
-{
-	g_autoptr(GString) field = g_string_new(NULL);
-	g_auto(GStrv) lines = g_strsplit(text != NULL ? text : "", "\n", -1);
-
-	for (guint i = 0; lines[i] != NULL; i++) {
-		g_auto(GStrv) parts = g_strsplit(lines[i], "\r", -1);
-		if (i > 0)
-			g_string_append_c(field, '\n');
-		for (guint j = 0; parts[j] != NULL; j++) {
-			if (j > 0)
-				g_string_append_c(field, '\r');
-			cli_escape_append(field, parts[j]);
-		}
-	}
-	cli_csv_append_field(out, field->str);
-}
-
 void cli_audit_render_csv_header(GString *out)
 {
 	g_string_append(out, "guest,level,rule,subject,detail,hint\n");
@@ -122,17 +103,17 @@ void cli_audit_render_csv_rows(GString *out, const char *guest, GPtrArray *findi
 {
 	for (guint i = 0; findings != NULL && i < findings->len; i++) {
 		CliFinding *finding = g_ptr_array_index(findings, i);
-		csv_append_guest_text(out, guest);
+		cli_csv_append_text(out, guest);
 		g_string_append_c(out, ',');
 		g_string_append(out, cli_level_to_string(finding->level));
 		g_string_append_c(out, ',');
-		csv_append_guest_text(out, finding->rule);
+		cli_csv_append_text(out, finding->rule);
 		g_string_append_c(out, ',');
-		csv_append_guest_text(out, finding->subject);
+		cli_csv_append_text(out, finding->subject);
 		g_string_append_c(out, ',');
-		csv_append_guest_text(out, finding->detail);
+		cli_csv_append_text(out, finding->detail);
 		g_string_append_c(out, ',');
-		csv_append_guest_text(out, finding->hint);
+		cli_csv_append_text(out, finding->hint);
 		g_string_append_c(out, '\n');
 	}
 }

@@ -534,18 +534,9 @@ GString *cli_bench_view_render_csv(const CliResults *results)
 
 void cli_bench_prom_append_value(GString *out, const char *value)
 {
-	g_string_append_c(out, '"');
-	for (const char *p = value; p != NULL && *p != '\0'; p++) {
-		if (*p == '\\')
-			g_string_append(out, "\\\\");
-		else if (*p == '"')
-			g_string_append(out, "\\\"");
-		else if (*p == '\n')
-			g_string_append(out, "\\n");
-		else
-			g_string_append_c(out, *p);
-	}
-	g_string_append_c(out, '"');
+	g_autofree char *esc = cli_prom_escape_label(value);
+
+	g_string_append_printf(out, "\"%s\"", esc);
 }
 
 char *cli_bench_prom_label_name(const char *name)

@@ -30,7 +30,7 @@ void cli_bench_openssl_row(GString *out, const char *type, const double *values,
 
 /* Labels as "k=v;k=v" in member order; '\\', ';' and '=' in keys and values are escaped. */
 char *cli_bench_labels_to_string(JsonObject *labels);
-/* A Prometheus label value, quoted, with backslash, double quote and newline escaped. */
+/* A Prometheus label value, quoted: made valid UTF-8, backslash, double quote, newline escaped. */
 void cli_bench_prom_append_value(GString *out, const char *value);
 /* A valid Prometheus label name: anything outside [a-zA-Z0-9_] becomes '_'. */
 char *cli_bench_prom_label_name(const char *name);

@@ -7,5 +7,12 @@ G_BEGIN_DECLS
 
 /* Appends one RFC 4180 field: quoted when it holds a comma, quote, CR or LF. */
 void cli_csv_append_field(GString *out, const char *field);
+/*
+ * The same for text from a guest or a transport (error messages, audit
+ * details): CR and LF are kept in the quoted field, every other control
+ * character is escaped (render/escape.h), so a CSV shown on a terminal cannot
+ * move the cursor. NULL appends an empty field.
+ */
+void cli_csv_append_text(GString *out, const char *text);
 
 G_END_DECLS

@@ -6,6 +6,7 @@
 
 #include "guestbench-protocol.h"
 
+#include "transport/channel.h"
 #include "transport/qga.h"
 
 /* How much of the agent's stderr an error quotes. */
@@ -28,10 +29,14 @@ typedef struct {
 	gpointer user_data;
 } CliQgaCall;
 
+typedef struct _CliQga CliQga;
+
+static const CliSessionBackend cli_qga_backend;
+
 struct _CliQga {
+	CliSession parent; /* first: a CliQga is a CliSession */
 	grefcount refcount;
 	CliQgaState state;
-	CliSession *outer; /* what the callbacks see; it owns us */
 	CliSession *inner; /* the session with qemu-ga, NULL through virsh */
 	char *domain;      /* libvirt:DOMAIN: each call is one virsh qemu-agent-command */
 	char *virsh;
@@ -92,7 +97,7 @@ static void cli_qga_teardown(CliQga *qga)
 		g_clear_object(&qga->cancellable);
 	}
 	if (qga->inner != NULL) {
-		cli_session_close(qga->inner);
+		cli_channel_close(qga->inner);
 		qga->inner = NULL;
 	}
 }
@@ -500,7 +505,7 @@ static void cli_qga_finish_head(CliQga *qga, JsonNode *ret_owned, GError *error_
 	cli_qga_destroy_source(&qga->poll_source);
 	if (call == NULL)
 		return;
-	call->func(qga->outer, error == NULL ? ret : NULL, error, call->user_data);
+	call->func(&qga->parent, error == NULL ? ret : NULL, error, call->user_data);
 	cli_qga_call_free(call);
 	if (qga->state == CLI_QGA_OPEN)
 		cli_qga_process_next(qga);
@@ -542,14 +547,14 @@ static gboolean cli_qga_notify_cb(gpointer user_data)
 		if (!qga->open_reported) {
 			qga->open_reported = TRUE;
 			if (qga->open_func != NULL)
-				qga->open_func(qga->outer, qga->error, qga->user_data);
+				qga->open_func(&qga->parent, qga->error, qga->user_data);
 		}
 		/* calls queued from inside these callbacks are answered on the next round */
 		while ((call = g_queue_pop_head(&qga->calls)) != NULL)
 			g_queue_push_tail(&calls, call);
 		while ((call = g_queue_pop_head(&calls)) != NULL) {
 			if (qga->state == CLI_QGA_FAILED)
-				call->func(qga->outer, NULL, qga->error, call->user_data);
+				call->func(&qga->parent, NULL, qga->error, call->user_data);
 			cli_qga_call_free(call);
 		}
 	}
@@ -604,7 +609,7 @@ static void cli_qga_raw_call(CliQga *qga, const char *execute, JsonObject *args,
 	g_autoptr(GError) error = NULL;
 
 	if (qga->domain == NULL) {
-		cli_session_call(qga->inner, execute, args, func, qga);
+		cli_channel_call(qga->inner, execute, args, func, qga);
 		return;
 	}
 	line = gb_request_build(execute, args, NULL);
@@ -634,7 +639,7 @@ static gboolean cli_qga_inner_failed(CliQga *qga, const GError *error)
 	/* through virsh every call stands alone: its error is that call's */
 	if (qga->domain != NULL)
 		return FALSE;
-	if (qga->inner != NULL && cli_session_is_open(qga->inner))
+	if (qga->inner != NULL && cli_channel_is_open(qga->inner))
 		return FALSE;
 	cli_qga_fail(qga, g_error_copy(error));
 	return TRUE;
@@ -672,7 +677,7 @@ static void cli_qga_status_cb(CliSession *inner, JsonNode *ret, const GError *er
 
 		cli_qga_ref(qga);
 		if (qga->wait_func != NULL)
-			qga->wait_func(qga->outer, call->execute, elapsed, keepalive,
+			qga->wait_func(&qga->parent, call->execute, elapsed, keepalive,
 			               qga->wait_data);
 		if (qga->state == CLI_QGA_OPEN)
 			cli_qga_arm_poll(qga);
@@ -786,7 +791,7 @@ static void cli_qga_info_cb(CliSession *inner, JsonNode *ret, const GError *erro
 	qga->open_reported = TRUE;
 	cli_qga_ref(qga);
 	if (qga->open_func != NULL)
-		qga->open_func(qga->outer, NULL, qga->user_data);
+		qga->open_func(&qga->parent, NULL, qga->user_data);
 	cli_qga_process_next(qga);
 	cli_qga_unref(qga);
 }
@@ -803,8 +808,8 @@ static void cli_qga_inner_open_cb(CliSession *inner, const GError *error, gpoint
 	cli_qga_raw_call(qga, "guest-info", NULL, cli_qga_info_cb);
 }
 
-CliQga *cli_qga_new(CliSession *outer, const CliAddress *address, GMainContext *context,
-                    gsize max_reply_size, CliSessionOpenFunc open_func, gpointer user_data)
+CliSession *cli_qga_open(const CliAddress *address, GMainContext *context, gsize max_reply_size,
+                         CliSessionOpenFunc open_func, gpointer user_data)
 {
 	CliQga *qga = g_new0(CliQga, 1);
 	/* the inner session is a plain one to qemu-ga's socket */
@@ -814,9 +819,9 @@ CliQga *cli_qga_new(CliSession *outer, const CliAddress *address, GMainContext *
 		.path = address->path,
 	};
 
+	qga->parent.backend = &cli_qga_backend;
 	g_ref_count_init(&qga->refcount);
 	qga->state = CLI_QGA_CONNECTING;
-	qga->outer = outer;
 	qga->context = g_main_context_ref(context);
 	qga->text = g_strdup(address->text);
 	qga->agent_path = g_strdup(cli_qga_get_agent_path(address));
@@ -835,22 +840,23 @@ CliQga *cli_qga_new(CliSession *outer, const CliAddress *address, GMainContext *
 			                         "libvirt domain '%s' has only qemu-ga's channel, "
 			                         "and virsh (needed to reach it) is not installed",
 			                         qga->domain));
-			return qga;
+			return &qga->parent;
 		}
 		qga->state = CLI_QGA_CHECKING;
 		cli_qga_raw_call(qga, "guest-info", NULL, cli_qga_info_cb);
-		return qga;
+		return &qga->parent;
 	}
 	/* guest-exec-status carries the output in base64: 4/3 of the reply, plus its envelope */
 	qga->inner =
-	    cli_session_open(&inner, context, max_reply_size / 3 * 4 + 4 + CLI_QGA_ENVELOPE_SIZE,
+	    cli_channel_open(&inner, context, max_reply_size / 3 * 4 + 4 + CLI_QGA_ENVELOPE_SIZE,
 	                     cli_qga_inner_open_cb, qga);
-	return qga;
+	return &qga->parent;
 }
 
-void cli_qga_call(CliQga *qga, const char *execute, JsonObject *arguments, CliSessionReplyFunc func,
-                  gpointer user_data)
+static void cli_qga_call(CliSession *session, const char *execute, JsonObject *arguments,
+                         CliSessionReplyFunc func, gpointer user_data)
 {
+	CliQga *qga = (CliQga *)session;
 	CliQgaCall *call;
 
 	if (qga->state == CLI_QGA_CLOSED)
@@ -882,8 +888,9 @@ static void cli_qga_kill_cb(CliSession *inner, JsonNode *ret, const GError *erro
 	}
 }
 
-void cli_qga_interrupt(CliQga *qga)
+static void cli_qga_interrupt(CliSession *session)
 {
+	CliQga *qga = (CliQga *)session;
 	CliQgaCall *call = g_queue_peek_head(&qga->calls);
 	g_autoptr(JsonObject) args = NULL;
 	JsonArray *argv;
@@ -904,16 +911,19 @@ void cli_qga_interrupt(CliQga *qga)
 	json_array_add_string_element(argv, "sh");
 	json_array_add_string_element(argv, pid);
 	json_object_set_array_member(args, "arg", argv);
-	cli_session_call(qga->inner, "guest-exec", args, cli_qga_kill_cb, qga);
+	cli_channel_call(qga->inner, "guest-exec", args, cli_qga_kill_cb, qga);
 }
 
-gboolean cli_qga_is_open(const CliQga *qga)
+static gboolean cli_qga_is_open(const CliSession *session)
 {
+	const CliQga *qga = (const CliQga *)session;
+
 	return qga->state == CLI_QGA_OPEN;
 }
 
-char *cli_qga_describe_wait(const CliQga *qga)
+static char *cli_qga_describe_wait(const CliSession *session)
 {
+	const CliQga *qga = (const CliQga *)session;
 	CliQgaCall *call = g_queue_peek_head((GQueue *)&qga->calls);
 	g_autofree char *inner = NULL;
 
@@ -924,7 +934,7 @@ char *cli_qga_describe_wait(const CliQga *qga)
 			return g_strdup_printf("waiting for guest-info through virsh "
 			                       "qemu-agent-command %s",
 			                       qga->domain);
-		inner = cli_session_describe_wait(qga->inner);
+		inner = cli_channel_describe_wait(qga->inner);
 		return g_strdup_printf("%s (qemu-ga)", inner);
 	case CLI_QGA_OPEN:
 		if (call == NULL || !qga->busy)
@@ -946,14 +956,17 @@ char *cli_qga_describe_wait(const CliQga *qga)
 	return g_strdup("closed");
 }
 
-void cli_qga_set_wait_func(CliQga *qga, CliSessionWaitFunc func, gpointer user_data)
+static void cli_qga_set_wait_func(CliSession *session, CliSessionWaitFunc func, gpointer user_data)
 {
+	CliQga *qga = (CliQga *)session;
+
 	qga->wait_func = func;
 	qga->wait_data = user_data;
 }
 
-void cli_qga_free(CliQga *qga)
+static void cli_qga_close(CliSession *session)
 {
+	CliQga *qga = (CliQga *)session;
 	CliQgaCall *call;
 
 	if (qga == NULL || qga->state == CLI_QGA_CLOSED)
@@ -965,3 +978,12 @@ void cli_qga_free(CliQga *qga)
 		cli_qga_call_free(call);
 	cli_qga_unref(qga);
 }
+
+static const CliSessionBackend cli_qga_backend = {
+	.call = cli_qga_call,
+	.is_open = cli_qga_is_open,
+	.describe_wait = cli_qga_describe_wait,
+	.interrupt = cli_qga_interrupt,
+	.set_wait_func = cli_qga_set_wait_func,
+	.close = cli_qga_close,
+};

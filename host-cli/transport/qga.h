@@ -5,7 +5,7 @@
 #include <json-glib/json-glib.h>
 
 #include "transport/address.h"
-#include "transport/session.h"
+#include "transport/session-iface.h"
 
 G_BEGIN_DECLS
 
@@ -28,31 +28,25 @@ G_BEGIN_DECLS
  * CLI_ADDRESS_QGA and CLI_ADDRESS_QGA_DOMAIN): the callbacks get that outer
  * session as their session.
  */
-typedef struct _CliQga CliQga;
-
 /* guest-exec-status polls: the first after 10 ms, then doubling up to 500 ms. */
 #define CLI_QGA_POLL_FIRST_MS 10
 #define CLI_QGA_POLL_MAX_MS 500
 
-/* Never NULL; open_func gets outer as its session, from the main context. */
-CliQga *cli_qga_new(CliSession *outer, const CliAddress *address, GMainContext *context,
-                    gsize max_reply_size, CliSessionOpenFunc open_func, gpointer user_data);
-/* Queues a call (one at a time, in order); see cli_session_call(). */
-void cli_qga_call(CliQga *qga, const char *execute, JsonObject *arguments, CliSessionReplyFunc func,
-                  gpointer user_data);
-gboolean cli_qga_is_open(const CliQga *qga);
-char *cli_qga_describe_wait(const CliQga *qga);
 /*
- * Ctrl-C while a one-shot gb-bench-start runs: its job id is not known until
- * it is over, so no gb-bench-cancel can name it. Sends SIGTERM to the
- * one-shot agent instead (guest-exec of /bin/sh -c 'kill -TERM PID'; the
- * agent cancels its job and prints the cancelled status). Not through virsh
- * (one virsh call at a time); a no-op when nothing of the kind runs.
+ * The qemu-ga session backend: every call runs the agent once through
+ * qemu-ga's guest-exec (over a channel to qemu-ga's socket, or through virsh
+ * qemu-agent-command for CLI_ADDRESS_QGA_DOMAIN) and polls guest-exec-status.
+ * Never NULL; open_func gets the session, from the main context.
+ *
+ * Its interrupt (cli_session_interrupt()) is Ctrl-C while a one-shot
+ * gb-bench-start runs: the job id is not known until it is over, so no
+ * gb-bench-cancel can name it. It sends SIGTERM to the one-shot agent instead
+ * (guest-exec of /bin/sh -c 'kill -TERM PID'; the agent cancels its job and
+ * prints the cancelled status). Not through virsh (one virsh call at a
+ * time); a no-op when nothing of the kind runs.
  */
-void cli_qga_interrupt(CliQga *qga);
-void cli_qga_set_wait_func(CliQga *qga, CliSessionWaitFunc func, gpointer user_data);
-/* Closes the connection to qemu-ga; no callback fires afterwards. Safe inside a callback. */
-void cli_qga_free(CliQga *qga);
+CliSession *cli_qga_open(const CliAddress *address, GMainContext *context, gsize max_reply_size,
+                         CliSessionOpenFunc open_func, gpointer user_data);
 
 /* ---- the pieces, public for tests ---- */
 

@@ -216,6 +216,11 @@ static void test_prom_escaping(void)
 	g_string_truncate(out, 0);
 	cli_bench_prom_append_value(out, "");
 	g_assert_cmpstr(out->str, ==, "\"\"");
+	/* invalid UTF-8 from a guest is repaired, as prom.c's own samples are */
+	g_string_truncate(out, 0);
+	cli_bench_prom_append_value(out, "ok\xff\xfe");
+	g_assert_true(g_utf8_validate(out->str, -1, NULL));
+	g_assert_cmpstr(out->str, ==, "\"ok\xef\xbf\xbd\xef\xbf\xbd\"");
 	for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
 		g_autofree char *n = cli_bench_prom_label_name(names[i].in);
 		g_assert_cmpstr(n, ==, names[i].want);

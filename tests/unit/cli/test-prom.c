@@ -314,6 +314,23 @@ static void test_prom_ping_info_csv(void)
 	g_assert_cmpstr(cell(info_rows, 2, 3), ==, "");
 }
 
+/* An error text with terminal controls (a qemu-ga stderr excerpt, kept raw by transport/). */
+static void test_prom_csv_error_escaped(void)
+{
+	g_autoptr(CliResults) results = cli_results_new("ping");
+	g_autoptr(GString) csv = NULL;
+	g_autoptr(GPtrArray) rows = NULL;
+
+	cli_results_add(results,
+	                cli_result_new("g", "/g.sock", CLI_GUEST_ERROR,
+	                               "qga: \033]0;pwned\007\033[2Jgone\nline two", NULL));
+	csv = cli_command_render(cli_command_find("ping"), results, CLI_FORMAT_CSV, FALSE);
+	g_assert_null(strchr(csv->str, '\033'));
+	g_assert_null(strchr(csv->str, '\007'));
+	rows = parse_csv(csv->str);
+	g_assert_cmpstr(cell(rows, 1, 4), ==, "qga: \\x1b]0;pwned\\x07\\x1b[2Jgone\nline two");
+}
+
 static void test_prom_ping_info_prom(void)
 {
 	g_autoptr(CliApp) ping = make_app("ping");
@@ -344,5 +361,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/prom/samples", test_prom_samples);
 	g_test_add_func("/prom/ping-info-csv", test_prom_ping_info_csv);
 	g_test_add_func("/prom/ping-info-prom", test_prom_ping_info_prom);
+	g_test_add_func("/prom/csv-error-escaped", test_prom_csv_error_escaped);
 	return g_test_run();
 }
