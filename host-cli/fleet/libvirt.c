@@ -7,6 +7,7 @@
 #include "gb-error.h"
 #include "fleet/host-files.h"
 #include "fleet/libvirt.h"
+#include "transport/spawn.h"
 
 /* Real domain XML nests about 8 deep; this only stops pathological input early. */
 #define CLI_LIBVIRT_MAX_DEPTH 128
@@ -348,32 +349,14 @@ const char *cli_libvirt_get_dir(const char *dir)
 	return NULL;
 }
 
-static void cli_libvirt_virsh_done_cb(GObject *source, GAsyncResult *res, gpointer user_data)
-{
-	GAsyncResult **out = user_data;
-	*out = g_object_ref(res);
-}
-
-static gboolean cli_libvirt_virsh_timeout_cb(gpointer user_data)
-{
-	g_cancellable_cancel(user_data);
-	return G_SOURCE_REMOVE;
-}
-
 /* Runs virsh with a time limit: a stuck libvirtd must not hang the whole fleet run. */
 static GBytes *cli_libvirt_run_virsh(const char *const *args, GError **error)
 {
 	g_autofree char *virsh = g_find_program_in_path("virsh");
 	g_autoptr(GPtrArray) argv = g_ptr_array_new();
-	g_autoptr(GSubprocess) proc = NULL;
-	g_autoptr(GMainContext) ctx = g_main_context_new();
-	g_autoptr(GCancellable) cancellable = g_cancellable_new();
-	g_autoptr(GAsyncResult) res = NULL;
-	g_autoptr(GSource) timeout = NULL;
-	g_autoptr(GBytes) out = NULL;
-	g_autoptr(GBytes) err = NULL;
-	g_autoptr(GError) error_local = NULL;
 	g_autofree char *cmdline = NULL;
+	CliSpawnResult result = { 0 };
+	GBytes *out;
 
 	if (virsh == NULL) {
 		g_set_error_literal(error, GB_ERROR, GB_ERROR_NOT_SUPPORTED, "virsh not found");
@@ -384,51 +367,24 @@ static GBytes *cli_libvirt_run_virsh(const char *const *args, GError **error)
 		g_ptr_array_add(argv, (gpointer)args[i]);
 	g_ptr_array_add(argv, NULL);
 	cmdline = g_strjoinv(" ", (char **)argv->pdata + 1);
-
-	g_main_context_push_thread_default(ctx);
-	proc = g_subprocess_newv((const char *const *)argv->pdata,
-	                         G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
-	                         &error_local);
-	if (proc != NULL) {
-		timeout = g_timeout_source_new_seconds(CLI_LIBVIRT_VIRSH_TIMEOUT_S);
-		g_source_set_callback(timeout, cli_libvirt_virsh_timeout_cb, cancellable, NULL);
-		g_source_attach(timeout, ctx);
-		g_subprocess_communicate_async(proc, NULL, cancellable, cli_libvirt_virsh_done_cb,
-		                               &res);
-		while (res == NULL)
-			g_main_context_iteration(ctx, TRUE);
-		g_source_destroy(timeout);
-		if (!g_subprocess_communicate_finish(proc, res, &out, &err, &error_local)) {
-			g_subprocess_force_exit(proc);
-			/* reap it so that no zombie is left behind */
-			g_subprocess_wait(proc, NULL, NULL);
-		}
-	}
-	g_main_context_pop_thread_default(ctx);
-	if (proc == NULL || error_local != NULL) {
-		if (g_error_matches(error_local, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
-			g_set_error(error, GB_ERROR, GB_ERROR_TIMEOUT,
-			            "'virsh %s' did not answer within %u s", cmdline,
-			            CLI_LIBVIRT_VIRSH_TIMEOUT_S);
-			return NULL;
-		}
+	if (!cli_spawn_run_sync((const char *const *)argv->pdata, CLI_LIBVIRT_VIRSH_TIMEOUT_S,
+	                        &result, error))
+		return NULL;
+	if (!result.exited || result.exit_status != 0) {
 		g_set_error(error, GB_ERROR, GB_ERROR_IO, "'virsh %s' failed: %s", cmdline,
-		            error_local->message);
+		            result.err);
+		cli_spawn_result_clear(&result);
 		return NULL;
 	}
-	if (!g_subprocess_get_if_exited(proc) || g_subprocess_get_exit_status(proc) != 0) {
-		g_autofree char *msg =
-		    g_strndup(g_bytes_get_data(err, NULL), g_bytes_get_size(err));
-		g_set_error(error, GB_ERROR, GB_ERROR_IO, "'virsh %s' failed: %s", cmdline,
-		            g_strstrip(msg));
-		return NULL;
-	}
-	if (g_bytes_get_size(out) > CLI_LIBVIRT_MAX_VIRSH_OUTPUT) {
+	if (result.out_len > CLI_LIBVIRT_MAX_VIRSH_OUTPUT) {
 		g_set_error(error, GB_ERROR, GB_ERROR_TOO_LARGE, "'virsh %s' printed over %u bytes",
 		            cmdline, CLI_LIBVIRT_MAX_VIRSH_OUTPUT);
+		cli_spawn_result_clear(&result);
 		return NULL;
 	}
-	return g_steal_pointer(&out);
+	out = g_bytes_new_take(g_steal_pointer(&result.out), result.out_len);
+	cli_spawn_result_clear(&result);
+	return out;
 }
 
 /* Parses, checks it is the domain asked for; the error says where the XML came from. */

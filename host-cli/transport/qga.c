@@ -8,6 +8,7 @@
 
 #include "transport/channel.h"
 #include "transport/qga.h"
+#include "transport/spawn.h"
 
 /* How much of the agent's stderr an error quotes. */
 #define CLI_QGA_STDERR_EXCERPT 300
@@ -40,7 +41,7 @@ struct _CliQga {
 	CliSession *inner; /* the session with qemu-ga, NULL through virsh */
 	char *domain;      /* libvirt:DOMAIN: each call is one virsh qemu-agent-command */
 	char *virsh;
-	GCancellable *cancellable; /* the running virsh */
+	CliSpawn *spawn; /* the running virsh */
 	CliSessionReplyFunc virsh_func;
 	char *virsh_execute;
 	GMainContext *context;
@@ -92,10 +93,8 @@ static void cli_qga_destroy_source(GSource **source)
 static void cli_qga_teardown(CliQga *qga)
 {
 	cli_qga_destroy_source(&qga->poll_source);
-	if (qga->cancellable != NULL) {
-		g_cancellable_cancel(qga->cancellable);
-		g_clear_object(&qga->cancellable);
-	}
+	/* a running virsh is killed: it must not outlive the session */
+	cli_spawn_cancel(g_steal_pointer(&qga->spawn));
 	if (qga->inner != NULL) {
 		cli_channel_close(qga->inner);
 		qga->inner = NULL;
@@ -562,42 +561,34 @@ static gboolean cli_qga_notify_cb(gpointer user_data)
 	return G_SOURCE_REMOVE;
 }
 
-static void cli_qga_virsh_done_cb(GObject *source, GAsyncResult *res, gpointer user_data)
+static void cli_qga_virsh_done_cb(const CliSpawnResult *result, const GError *spawn_error,
+                                  gpointer user_data)
 {
-	CliQga *qga = user_data;
-	GSubprocess *proc = G_SUBPROCESS(source);
+	CliQga *qga = user_data; /* the spawn holds a reference until after this */
 	g_autoptr(GError) error = NULL;
 	g_autoptr(JsonNode) ret = NULL;
-	g_autofree char *out = NULL;
-	g_autofree char *err = NULL;
 	g_autofree char *execute = g_steal_pointer(&qga->virsh_execute);
 
-	if (!g_subprocess_communicate_utf8_finish(proc, res, &out, &err, &error)) {
-		if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-			cli_qga_fail(
-			    qga, g_error_new(GB_ERROR, GB_ERROR_IO, "virsh: %s", error->message));
-		cli_qga_unref(qga);
+	qga->spawn = NULL;
+	if (spawn_error != NULL) {
+		cli_qga_fail(qga,
+		             g_error_new(GB_ERROR, GB_ERROR_IO, "virsh: %s", spawn_error->message));
 		return;
 	}
-	g_clear_object(&qga->cancellable);
-	if (qga->state == CLI_QGA_CLOSED || qga->state == CLI_QGA_FAILED) {
-		cli_qga_unref(qga);
+	if (qga->state == CLI_QGA_CLOSED || qga->state == CLI_QGA_FAILED)
 		return;
-	}
-	if (!g_subprocess_get_if_exited(proc) || g_subprocess_get_exit_status(proc) != 0) {
+	if (!result->exited || result->exit_status != 0) {
 		/* virsh says why: the agent is not connected, or the command failed */
-		g_autofree char *why = g_utf8_make_valid(err != NULL ? g_strstrip(err) : "", -1);
 		error =
 		    g_error_new(GB_ERROR, GB_ERROR_REMOTE, "%s: virsh qemu-agent-command %s: %s",
-		                execute, qga->domain, why);
+		                execute, qga->domain, result->err);
 	} else {
 		/* libvirt answers with the agent's reply line; it rewrites the id */
-		ret = gb_reply_parse(out, strlen(out), NULL, &error);
+		ret = gb_reply_parse(result->out, strlen(result->out), NULL, &error);
 		if (ret == NULL)
 			g_prefix_error(&error, "%s: ", execute);
 	}
 	qga->virsh_func(NULL, ret, error, qga);
-	cli_qga_unref(qga);
 }
 
 /* One call to qemu-ga: over its socket, or one virsh process for a libvirt domain. */
@@ -605,8 +596,8 @@ static void cli_qga_raw_call(CliQga *qga, const char *execute, JsonObject *args,
                              CliSessionReplyFunc func)
 {
 	g_autoptr(GString) line = NULL;
-	g_autoptr(GSubprocess) proc = NULL;
 	g_autoptr(GError) error = NULL;
+	const char *argv[5];
 
 	if (qga->domain == NULL) {
 		cli_channel_call(qga->inner, execute, args, func, qga);
@@ -614,23 +605,21 @@ static void cli_qga_raw_call(CliQga *qga, const char *execute, JsonObject *args,
 	}
 	line = gb_request_build(execute, args, NULL);
 	g_strstrip(line->str);
-	proc = g_subprocess_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
-	                        &error, qga->virsh, "qemu-agent-command", qga->domain, line->str,
-	                        NULL);
-	if (proc == NULL) {
-		cli_qga_fail(qga, g_error_new(GB_ERROR, GB_ERROR_IO, "cannot run virsh: %s",
-		                              error->message));
-		return;
-	}
+	argv[0] = qga->virsh;
+	argv[1] = "qemu-agent-command";
+	argv[2] = qga->domain;
+	argv[3] = line->str;
+	argv[4] = NULL;
 	qga->virsh_func = func;
 	g_free(qga->virsh_execute);
 	qga->virsh_execute = g_strdup(execute);
-	qga->cancellable = g_cancellable_new();
-	/* the result arrives on the context that is thread-default now */
-	g_main_context_push_thread_default(qga->context);
-	g_subprocess_communicate_utf8_async(proc, NULL, qga->cancellable, cli_qga_virsh_done_cb,
-	                                    cli_qga_ref(qga));
-	g_main_context_pop_thread_default(qga->context);
+	/* no time limit of its own: the owner's deadline closes the session, which kills it */
+	qga->spawn = cli_spawn_start(argv, 0, qga->context, cli_qga_virsh_done_cb, cli_qga_ref(qga),
+	                             (GDestroyNotify)cli_qga_unref, &error);
+	if (qga->spawn == NULL) {
+		cli_qga_fail(qga, g_steal_pointer(&error));
+		cli_qga_unref(qga);
+	}
 }
 
 /* An error from the inner session: a remote error reply, or the end of the session. */

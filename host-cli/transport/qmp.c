@@ -11,6 +11,7 @@
 #include "guestbench-protocol.h"
 
 #include "transport/qmp.h"
+#include "transport/spawn.h"
 
 /* How much of an unexpected message an error quotes. */
 #define CLI_QMP_EXCERPT 60
@@ -48,8 +49,7 @@ struct _CliQmp {
 	GSource *out_source;
 	GSource *timer;
 	GSource *notify_source;
-	GCancellable *cancellable; /* the running virsh */
-	GSubprocess *proc;
+	CliSpawn *spawn; /* the running virsh */
 	GbFramer *framer;
 	GByteArray *outbuf;
 	gint64 next_id;
@@ -93,15 +93,8 @@ static void cli_qmp_teardown(CliQmp *qmp)
 	cli_qmp_destroy_source(&qmp->in_source);
 	cli_qmp_destroy_source(&qmp->out_source);
 	cli_qmp_destroy_source(&qmp->timer);
-	if (qmp->cancellable != NULL) {
-		g_cancellable_cancel(qmp->cancellable);
-		g_clear_object(&qmp->cancellable);
-	}
 	/* a virsh that hangs must not outlive the timeout */
-	if (qmp->proc != NULL) {
-		g_subprocess_force_exit(qmp->proc);
-		g_clear_object(&qmp->proc);
-	}
+	cli_spawn_cancel(g_steal_pointer(&qmp->spawn));
 	if (qmp->fd >= 0) {
 		close(qmp->fd);
 		qmp->fd = -1;
@@ -254,30 +247,23 @@ static void cli_qmp_write(CliQmp *qmp, const char *line)
 	cli_qmp_flush(qmp);
 }
 
-static void cli_qmp_virsh_done_cb(GObject *source, GAsyncResult *res, gpointer user_data);
+static void cli_qmp_virsh_done_cb(const CliSpawnResult *result, const GError *spawn_error,
+                                  gpointer user_data);
 
 /* libvirt: one virsh process per call, its stdout the reply. */
 static void cli_qmp_virsh_send(CliQmp *qmp, CliQmpCall *call)
 {
-	g_autoptr(GSubprocess) proc = NULL;
 	g_autoptr(GError) error = NULL;
 	g_autofree char *json = g_strstrip(g_strdup(call->line));
+	const char *argv[] = { qmp->virsh, "qemu-monitor-command", qmp->domain, json, NULL };
 
-	proc =
-	    g_subprocess_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
-	                     &error, qmp->virsh, "qemu-monitor-command", qmp->domain, json, NULL);
-	if (proc == NULL) {
-		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_IO, "cannot run virsh: %s",
-		                              error->message));
-		return;
+	/* bounded by the call's timer: its end closes the monitor, which kills virsh */
+	qmp->spawn = cli_spawn_start(argv, 0, qmp->context, cli_qmp_virsh_done_cb, cli_qmp_ref(qmp),
+	                             (GDestroyNotify)cli_qmp_unref, &error);
+	if (qmp->spawn == NULL) {
+		cli_qmp_fail(qmp, g_steal_pointer(&error));
+		cli_qmp_unref(qmp);
 	}
-	qmp->cancellable = g_cancellable_new();
-	qmp->proc = g_object_ref(proc);
-	/* the async result is delivered on the context that is thread-default now */
-	g_main_context_push_thread_default(qmp->context);
-	g_subprocess_communicate_utf8_async(proc, NULL, qmp->cancellable, cli_qmp_virsh_done_cb,
-	                                    cli_qmp_ref(qmp));
-	g_main_context_pop_thread_default(qmp->context);
 }
 
 static void cli_qmp_send_next(CliQmp *qmp)
@@ -318,52 +304,38 @@ static void cli_qmp_complete(CliQmp *qmp, JsonNode *ret, GError *error_in)
 	cli_qmp_unref(qmp);
 }
 
-static void cli_qmp_virsh_done_cb(GObject *source, GAsyncResult *res, gpointer user_data)
+static void cli_qmp_virsh_done_cb(const CliSpawnResult *result, const GError *spawn_error,
+                                  gpointer user_data)
 {
-	CliQmp *qmp = user_data;
-	GSubprocess *proc = G_SUBPROCESS(source);
+	CliQmp *qmp = user_data; /* the spawn holds a reference until after this */
 	g_autoptr(GError) error = NULL;
 	g_autoptr(JsonNode) ret = NULL;
-	g_autofree char *out = NULL;
-	g_autofree char *err = NULL;
 
-	if (!g_subprocess_communicate_utf8_finish(proc, res, &out, &err, &error)) {
-		if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-			cli_qmp_fail(
-			    qmp, g_error_new(GB_ERROR, GB_ERROR_IO, "virsh: %s", error->message));
-		cli_qmp_unref(qmp);
+	qmp->spawn = NULL;
+	if (spawn_error != NULL) {
+		cli_qmp_fail(qmp,
+		             g_error_new(GB_ERROR, GB_ERROR_IO, "virsh: %s", spawn_error->message));
 		return;
 	}
-	g_clear_object(&qmp->cancellable);
-	g_clear_object(&qmp->proc);
-	if (qmp->state != CLI_QMP_OPEN) {
-		cli_qmp_unref(qmp);
+	if (qmp->state != CLI_QMP_OPEN)
 		return;
-	}
-	if (!g_subprocess_get_if_exited(proc) || g_subprocess_get_exit_status(proc) != 0) {
-		g_autofree char *why = NULL;
+	if (!result->exited || result->exit_status != 0) {
+		g_autofree char *why = cli_qmp_excerpt(result->err, strlen(result->err));
 
-		/* strip first: the length must be that of the stripped text */
-		if (err != NULL)
-			g_strstrip(err);
-		why = cli_qmp_excerpt(err != NULL ? err : "", err != NULL ? strlen(err) : 0);
 		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_IO, "virsh failed: %s", why));
-		cli_qmp_unref(qmp);
 		return;
 	}
 	/* libvirt rewrites the id: one call at a time is what pairs reply and call here */
-	ret = gb_reply_parse(out, strlen(out), NULL, &error);
+	ret = gb_reply_parse(result->out, strlen(result->out), NULL, &error);
 	if (ret == NULL && !g_error_matches(error, GB_ERROR, GB_ERROR_REMOTE) &&
 	    !g_error_matches(error, GB_ERROR, GB_ERROR_COMMAND_NOT_FOUND)) {
-		g_autofree char *what = cli_qmp_excerpt(out, strlen(out));
+		g_autofree char *what = cli_qmp_excerpt(result->out, strlen(result->out));
 		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_PARSE,
 		                              "invalid reply from virsh (%s): %s", error->message,
 		                              what));
-		cli_qmp_unref(qmp);
 		return;
 	}
 	cli_qmp_complete(qmp, ret, g_steal_pointer(&error));
-	cli_qmp_unref(qmp);
 }
 
 static gboolean cli_qmp_id_is(JsonNode *id, gint64 expected)
