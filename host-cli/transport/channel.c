@@ -11,9 +11,8 @@
 #include "guestbench-protocol.h"
 
 #include "transport/channel.h"
+#include "transport/stream.h"
 
-/* A unix socket with a full backlog answers EAGAIN instead of queueing the connect. */
-#define CLI_SESSION_CONNECT_RETRY_MS 50
 /* How much of a discarded message is kept to explain a timeout. */
 #define CLI_SESSION_DISCARD_EXCERPT 60
 
@@ -41,13 +40,8 @@ struct _CliChannel {
 	CliSessionState state;
 	CliAddress *address; /* a copy: the session owns what it reads */
 	GMainContext *context;
-	int fd;
-	GSource *in_source;
-	GSource *out_source;
-	GSource *retry_source;
+	CliStream *stream;
 	GSource *notify_source;
-	GbFramer *framer;
-	GByteArray *outbuf;
 	gint64 sync_id;
 	gint64 next_id;
 	GQueue calls; /* CliSessionCall; the head is on the wire when call_sent */
@@ -61,9 +55,6 @@ struct _CliChannel {
 	guint n_discarded;
 	char *last_discard;
 };
-
-static void cli_channel_connect(CliChannel *session);
-static void cli_channel_flush(CliChannel *session);
 
 static void cli_channel_call_free(CliSessionCall *call)
 {
@@ -91,13 +82,7 @@ static void cli_channel_destroy_source(GSource **source)
 /* Stops all I/O; the struct stays until the last reference goes. */
 static void cli_channel_teardown(CliChannel *session)
 {
-	cli_channel_destroy_source(&session->in_source);
-	cli_channel_destroy_source(&session->out_source);
-	cli_channel_destroy_source(&session->retry_source);
-	if (session->fd >= 0) {
-		close(session->fd);
-		session->fd = -1;
-	}
+	cli_stream_free(g_steal_pointer(&session->stream));
 }
 
 static void cli_channel_unref(CliChannel *session)
@@ -110,9 +95,6 @@ static void cli_channel_unref(CliChannel *session)
 	cli_channel_destroy_source(&session->notify_source);
 	while ((call = g_queue_pop_head(&session->calls)) != NULL)
 		cli_channel_call_free(call);
-	if (session->framer != NULL)
-		gb_framer_free(session->framer);
-	g_byte_array_unref(session->outbuf);
 	g_clear_error(&session->error);
 	cli_address_free(session->address);
 	g_free(session->last_discard);
@@ -224,9 +206,8 @@ static void cli_channel_send_next(CliChannel *session)
 	call = g_queue_peek_head(&session->calls);
 	if (call == NULL)
 		return;
-	g_byte_array_append(session->outbuf, (const guint8 *)call->line->str, call->line->len);
 	session->call_sent = TRUE;
-	cli_channel_flush(session);
+	cli_stream_write(session->stream, call->line->str, call->line->len);
 }
 
 static gboolean cli_channel_id_equals(JsonNode *node, gint64 expected)
@@ -344,184 +325,82 @@ static GError *cli_channel_closed_error(CliChannel *session)
 	                   session->bytes_received);
 }
 
-static gboolean cli_channel_in_cb(int fd, GIOCondition condition, gpointer user_data)
+/* ---- the stream ---------------------------------------------------------------------- */
+
+static void cli_channel_stream_connected(gpointer user_data)
 {
 	CliChannel *session = user_data;
-	guint8 buf[16384];
-	gssize n;
-	gboolean active;
-
-	n = recv(fd, buf, sizeof(buf), 0);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return G_SOURCE_CONTINUE;
-	if (n < 0 && errno != ECONNRESET) {
-		cli_channel_fail(session,
-		                 g_error_new(GB_ERROR, GB_ERROR_IO, "cannot read from guest: %s",
-		                             g_strerror(errno)));
-		return G_SOURCE_REMOVE;
-	}
-	if (n <= 0) {
-		cli_channel_fail(session, cli_channel_closed_error(session));
-		return G_SOURCE_REMOVE;
-	}
-	session->bytes_received += n;
-	cli_channel_ref(session);
-	gb_framer_push(session->framer, buf, n, cli_channel_framer_cb, session);
-	active = cli_channel_is_active(session);
-	cli_channel_unref(session);
-	return active ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
-}
-
-static gboolean cli_channel_out_cb(int fd, GIOCondition condition, gpointer user_data)
-{
-	CliChannel *session = user_data;
-
-	cli_channel_flush(session);
-	return G_SOURCE_CONTINUE;
-}
-
-static void cli_channel_watch_out(CliChannel *session, gboolean enable)
-{
-	if (!enable) {
-		cli_channel_destroy_source(&session->out_source);
-		return;
-	}
-	if (session->out_source != NULL)
-		return;
-	session->out_source = g_unix_fd_source_new(session->fd, G_IO_OUT);
-	g_source_set_callback(session->out_source, G_SOURCE_FUNC(cli_channel_out_cb), session,
-	                      NULL);
-	g_source_attach(session->out_source, session->context);
-}
-
-/* Write failures: a peer that hung up is "closed", like a read that got EOF. */
-static GError *cli_channel_write_error(CliChannel *session, int errsv)
-{
-	if (errsv == EPIPE || errsv == ECONNRESET)
-		return cli_channel_closed_error(session);
-	return g_error_new(GB_ERROR, GB_ERROR_IO, "cannot send to guest: %s", g_strerror(errsv));
-}
-
-static void cli_channel_flush(CliChannel *session)
-{
-	while (session->outbuf->len > 0) {
-		gssize n = send(session->fd, session->outbuf->data, session->outbuf->len,
-		                MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN) {
-				cli_channel_watch_out(session, TRUE);
-				return;
-			}
-			cli_channel_fail(session, cli_channel_write_error(session, errno));
-			return;
-		}
-		g_byte_array_remove_range(session->outbuf, 0, n);
-	}
-	cli_channel_watch_out(session, FALSE);
-}
-
-static void cli_channel_connected(CliChannel *session)
-{
 	g_autoptr(JsonObject) args = json_object_new();
-	GString *line;
-	const guint8 delimiter = 0xFF;
+	g_autoptr(GString) line = NULL;
 
 	session->state = CLI_SESSION_SYNCING;
 	json_object_set_int_member(args, "id", session->sync_id);
 	line = gb_request_build("guest-sync-delimited", args, NULL);
 	/* 0xFF first: it resets the agent's framer whatever an earlier client left half-sent */
-	g_byte_array_append(session->outbuf, &delimiter, 1);
-	g_byte_array_append(session->outbuf, (const guint8 *)line->str, line->len);
-	g_string_free(line, TRUE);
-
-	session->in_source = g_unix_fd_source_new(session->fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
-	g_source_set_callback(session->in_source, G_SOURCE_FUNC(cli_channel_in_cb), session, NULL);
-	g_source_attach(session->in_source, session->context);
-	cli_channel_flush(session);
+	g_string_prepend_c(line, (char)0xFF);
+	/* one write: a failing one ends the session (and the stream) at once */
+	cli_stream_write(session->stream, line->str, line->len);
 }
 
-static gboolean cli_channel_connect_done_cb(int fd, GIOCondition condition, gpointer user_data)
-{
-	CliChannel *session = user_data;
-	int err = 0;
-	socklen_t len = sizeof(err);
-
-	cli_channel_destroy_source(&session->out_source);
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-		err = errno;
-	if (err != 0) {
-		cli_channel_fail(session,
-		                 g_error_new(GB_ERROR, GB_ERROR_IO, "cannot connect to %s: %s",
-		                             session->address->text, g_strerror(err)));
-		return G_SOURCE_REMOVE;
-	}
-	cli_channel_connected(session);
-	return G_SOURCE_REMOVE;
-}
-
-static gboolean cli_channel_retry_cb(gpointer user_data)
+static void cli_channel_stream_received(gsize n, gpointer user_data)
 {
 	CliChannel *session = user_data;
 
-	cli_channel_destroy_source(&session->retry_source);
-	cli_channel_connect(session);
-	return G_SOURCE_REMOVE;
+	session->bytes_received += n;
 }
 
-static void cli_channel_connect(CliChannel *session)
+/* Keeps the session alive while a reply's callback may close it. */
+static gboolean cli_channel_stream_message(const char *msg, gsize len, const GError *error,
+                                           gpointer user_data)
 {
-	union {
-		struct sockaddr sa;
-		struct sockaddr_un un;
-		struct sockaddr_vm vm;
-	} addr;
-	socklen_t addrlen;
-	int family = session->address->kind == CLI_ADDRESS_VSOCK ? AF_VSOCK : AF_UNIX;
+	CliChannel *session = cli_channel_ref(user_data);
+	gboolean active = cli_channel_framer_cb(msg, len, error, session);
 
-	memset(&addr, 0, sizeof(addr));
-	if (session->address->kind == CLI_ADDRESS_VSOCK) {
-		addr.vm.svm_family = AF_VSOCK;
-		addr.vm.svm_cid = session->address->cid;
-		addr.vm.svm_port = session->address->port;
-		addrlen = sizeof(addr.vm);
-	} else {
-		/* fleet/target.c rejected paths that do not fit */
-		addr.un.sun_family = AF_UNIX;
-		g_strlcpy(addr.un.sun_path, session->address->path, sizeof(addr.un.sun_path));
-		addrlen = sizeof(addr.un);
-	}
-	if (session->fd < 0) {
-		session->fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (session->fd < 0) {
-			cli_channel_fail(session, g_error_new(GB_ERROR, GB_ERROR_IO,
-			                                      "cannot create a %s socket: %s",
-			                                      family == AF_VSOCK ? "vsock" : "unix",
-			                                      g_strerror(errno)));
-			return;
-		}
-	}
-	if (connect(session->fd, &addr.sa, addrlen) == 0) {
-		cli_channel_connected(session);
-		return;
-	}
-	if (errno == EINPROGRESS || errno == EINTR) {
-		session->out_source = g_unix_fd_source_new(session->fd, G_IO_OUT);
-		g_source_set_callback(session->out_source,
-		                      G_SOURCE_FUNC(cli_channel_connect_done_cb), session, NULL);
-		g_source_attach(session->out_source, session->context);
-		return;
-	}
-	if (errno == EAGAIN && family == AF_UNIX) {
-		session->retry_source = g_timeout_source_new(CLI_SESSION_CONNECT_RETRY_MS);
-		g_source_set_callback(session->retry_source, cli_channel_retry_cb, session, NULL);
-		g_source_attach(session->retry_source, session->context);
-		return;
-	}
-	cli_channel_fail(session, g_error_new(GB_ERROR, GB_ERROR_IO, "cannot connect to %s: %s",
-	                                      session->address->text, g_strerror(errno)));
+	cli_channel_unref(session);
+	return active;
 }
+
+static void cli_channel_stream_failed(CliStreamFailure what, int errsv, gpointer user_data)
+{
+	CliChannel *session = user_data;
+	GError *error;
+
+	switch (what) {
+	case CLI_STREAM_FAILED_SOCKET:
+		error = g_error_new(GB_ERROR, GB_ERROR_IO, "cannot create a %s socket: %s",
+		                    session->address->kind == CLI_ADDRESS_VSOCK ? "vsock" : "unix",
+		                    g_strerror(errsv));
+		break;
+	case CLI_STREAM_FAILED_CONNECT:
+		error = g_error_new(GB_ERROR, GB_ERROR_IO, "cannot connect to %s: %s",
+		                    session->address->text, g_strerror(errsv));
+		break;
+	case CLI_STREAM_FAILED_READ:
+		error = errsv == ECONNRESET
+		            ? cli_channel_closed_error(session)
+		            : g_error_new(GB_ERROR, GB_ERROR_IO, "cannot read from guest: %s",
+		                          g_strerror(errsv));
+		break;
+	case CLI_STREAM_FAILED_WRITE:
+		error = errsv == EPIPE || errsv == ECONNRESET
+		            ? cli_channel_closed_error(session)
+		            : g_error_new(GB_ERROR, GB_ERROR_IO, "cannot send to guest: %s",
+		                          g_strerror(errsv));
+		break;
+	case CLI_STREAM_FAILED_CLOSED:
+	default:
+		error = cli_channel_closed_error(session);
+		break;
+	}
+	cli_channel_fail(session, error);
+}
+
+static const CliStreamFuncs cli_channel_stream_funcs = {
+	.connected = cli_channel_stream_connected,
+	.received = cli_channel_stream_received,
+	.message = cli_channel_stream_message,
+	.failed = cli_channel_stream_failed,
+};
 
 CliSession *cli_channel_open(const CliAddress *address, GMainContext *context, gsize max_reply_size,
                              CliSessionOpenFunc func, gpointer user_data)
@@ -533,16 +412,14 @@ CliSession *cli_channel_open(const CliAddress *address, GMainContext *context, g
 	session->state = CLI_SESSION_CONNECTING;
 	session->address = cli_address_copy(address);
 	session->context = g_main_context_ref(context);
-	session->fd = -1;
-	session->framer = gb_framer_new(max_reply_size, GB_FRAMER_DEFAULT_MAX_DEPTH);
-	session->outbuf = g_byte_array_new();
 	/* random and positive: a stale reply to an earlier client's sync cannot match */
 	session->sync_id = g_random_int_range(1, G_MAXINT32);
 	session->next_id = session->sync_id + 1;
 	session->open_func = func;
 	session->user_data = user_data;
 	g_queue_init(&session->calls);
-	cli_channel_connect(session);
+	session->stream = cli_stream_connect(address, context, max_reply_size,
+	                                     &cli_channel_stream_funcs, session);
 	return &session->parent;
 }
 

@@ -11,6 +11,7 @@
 #include "guestbench-protocol.h"
 
 #include "transport/qmp.h"
+#include "transport/stream.h"
 #include "transport/spawn.h"
 
 /* How much of an unexpected message an error quotes. */
@@ -44,14 +45,10 @@ struct _CliQmp {
 	char *version;
 	GMainContext *context;
 	double timeout;
-	int fd;
-	GSource *in_source;
-	GSource *out_source;
+	CliStream *stream;
 	GSource *timer;
 	GSource *notify_source;
 	CliSpawn *spawn; /* the running virsh */
-	GbFramer *framer;
-	GByteArray *outbuf;
 	gint64 next_id;
 	GQueue calls; /* CliQmpCall; the head is on the wire when call_sent */
 	gboolean call_sent;
@@ -64,7 +61,6 @@ struct _CliQmp {
 };
 
 static void cli_qmp_send_next(CliQmp *qmp);
-static void cli_qmp_flush(CliQmp *qmp);
 
 static void cli_qmp_call_free(CliQmpCall *call)
 {
@@ -90,15 +86,10 @@ static void cli_qmp_destroy_source(GSource **source)
 
 static void cli_qmp_teardown(CliQmp *qmp)
 {
-	cli_qmp_destroy_source(&qmp->in_source);
-	cli_qmp_destroy_source(&qmp->out_source);
+	cli_stream_free(g_steal_pointer(&qmp->stream));
 	cli_qmp_destroy_source(&qmp->timer);
 	/* a virsh that hangs must not outlive the timeout */
 	cli_spawn_cancel(g_steal_pointer(&qmp->spawn));
-	if (qmp->fd >= 0) {
-		close(qmp->fd);
-		qmp->fd = -1;
-	}
 }
 
 static void cli_qmp_unref(CliQmp *qmp)
@@ -111,8 +102,6 @@ static void cli_qmp_unref(CliQmp *qmp)
 	cli_qmp_destroy_source(&qmp->notify_source);
 	while ((call = g_queue_pop_head(&qmp->calls)) != NULL)
 		cli_qmp_call_free(call);
-	gb_framer_free(qmp->framer);
-	g_byte_array_unref(qmp->outbuf);
 	g_clear_error(&qmp->error);
 	g_free(qmp->path);
 	g_free(qmp->domain);
@@ -243,8 +232,7 @@ static char *cli_qmp_excerpt(const char *msg, gsize len)
 
 static void cli_qmp_write(CliQmp *qmp, const char *line)
 {
-	g_byte_array_append(qmp->outbuf, (const guint8 *)line, strlen(line));
-	cli_qmp_flush(qmp);
+	cli_stream_write(qmp->stream, line, strlen(line));
 }
 
 static void cli_qmp_virsh_done_cb(const CliSpawnResult *result, const GError *spawn_error,
@@ -455,127 +443,79 @@ static gboolean cli_qmp_framer_cb(const char *msg, gsize len, const GError *erro
 	return cli_qmp_is_active(qmp);
 }
 
-static gboolean cli_qmp_in_cb(int fd, GIOCondition condition, gpointer user_data)
+/* ---- the stream ---------------------------------------------------------------------- */
+
+static void cli_qmp_stream_connected(gpointer user_data)
 {
 	CliQmp *qmp = user_data;
-	guint8 buf[65536];
-	gssize n;
 
-	n = read(fd, buf, sizeof(buf));
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return G_SOURCE_CONTINUE;
-	if (n <= 0) {
-		int errsv = errno;
+	/* the pid behind the socket is QEMU itself when it listens locally */
+	qmp->pid = cli_stream_get_peer_pid(qmp->stream);
+	qmp->state = CLI_QMP_GREETING;
+	cli_qmp_arm_timer(qmp);
+}
+
+/* Keeps the monitor alive while a reply's callback may close it. */
+static gboolean cli_qmp_stream_message(const char *msg, gsize len, const GError *error,
+                                       gpointer user_data)
+{
+	CliQmp *qmp = cli_qmp_ref(user_data);
+	gboolean active = cli_qmp_framer_cb(msg, len, error, qmp);
+
+	cli_qmp_unref(qmp);
+	return active;
+}
+
+static void cli_qmp_stream_failed(CliStreamFailure what, int errsv, gpointer user_data)
+{
+	CliQmp *qmp = user_data;
+
+	switch (what) {
+	case CLI_STREAM_FAILED_SOCKET:
+		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_IO, "cannot create a socket: %s",
+		                              g_strerror(errsv)));
+		break;
+	case CLI_STREAM_FAILED_CONNECT:
+		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_IO, "cannot connect: %s",
+		                              g_strerror(errsv)));
+		break;
+	case CLI_STREAM_FAILED_WRITE:
+		cli_qmp_fail(qmp,
+		             g_error_new(GB_ERROR, GB_ERROR_CLOSED,
+		                         "cannot write to the monitor: %s", g_strerror(errsv)));
+		break;
+	case CLI_STREAM_FAILED_READ:
+	case CLI_STREAM_FAILED_CLOSED:
+	default:
 		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_CLOSED,
 		                              "the monitor closed the connection while waiting for "
 		                              "%s%s%s",
-		                              cli_qmp_waiting_for(qmp), n < 0 ? ": " : "",
-		                              n < 0 ? g_strerror(errsv) : ""));
-		return G_SOURCE_REMOVE;
-	}
-	cli_qmp_ref(qmp);
-	gb_framer_push(qmp->framer, buf, (gsize)n, cli_qmp_framer_cb, qmp);
-	cli_qmp_unref(qmp);
-	return G_SOURCE_CONTINUE;
-}
-
-static gboolean cli_qmp_out_cb(int fd, GIOCondition condition, gpointer user_data)
-{
-	CliQmp *qmp = user_data;
-
-	cli_qmp_destroy_source(&qmp->out_source);
-	cli_qmp_flush(qmp);
-	return G_SOURCE_REMOVE;
-}
-
-static void cli_qmp_flush(CliQmp *qmp)
-{
-	while (qmp->outbuf->len > 0 && qmp->fd >= 0) {
-		gssize n = send(qmp->fd, qmp->outbuf->data, qmp->outbuf->len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			if (qmp->out_source == NULL) {
-				qmp->out_source = g_unix_fd_source_new(qmp->fd, G_IO_OUT);
-				g_source_set_callback(qmp->out_source,
-				                      G_SOURCE_FUNC(cli_qmp_out_cb), qmp, NULL);
-				g_source_attach(qmp->out_source, qmp->context);
-			}
-			return;
-		}
-		if (n < 0) {
-			cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_CLOSED,
-			                              "cannot write to the monitor: %s",
-			                              g_strerror(errno)));
-			return;
-		}
-		g_byte_array_remove_range(qmp->outbuf, 0, (guint)n);
+		                              cli_qmp_waiting_for(qmp), errsv != 0 ? ": " : "",
+		                              errsv != 0 ? g_strerror(errsv) : ""));
+		break;
 	}
 }
 
-static void cli_qmp_connected(CliQmp *qmp)
-{
-	struct ucred cred = { 0 };
-	socklen_t len = sizeof(cred);
+static const CliStreamFuncs cli_qmp_stream_funcs = {
+	.connected = cli_qmp_stream_connected,
+	.message = cli_qmp_stream_message,
+	.failed = cli_qmp_stream_failed,
+};
 
-	/* the pid behind the socket is QEMU itself when it listens locally */
-	if (getsockopt(qmp->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0)
-		qmp->pid = cred.pid;
-	qmp->state = CLI_QMP_GREETING;
-	cli_qmp_arm_timer(qmp);
-	qmp->in_source = g_unix_fd_source_new(qmp->fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
-	g_source_set_callback(qmp->in_source, G_SOURCE_FUNC(cli_qmp_in_cb), qmp, NULL);
-	g_source_attach(qmp->in_source, qmp->context);
-}
-
-static gboolean cli_qmp_connect_done_cb(int fd, GIOCondition condition, gpointer user_data)
-{
-	CliQmp *qmp = user_data;
-	int err = 0;
-	socklen_t len = sizeof(err);
-
-	cli_qmp_destroy_source(&qmp->out_source);
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-		err = errno;
-	if (err != 0) {
-		cli_qmp_fail(
-		    qmp, g_error_new(GB_ERROR, GB_ERROR_IO, "cannot connect: %s", g_strerror(err)));
-		return G_SOURCE_REMOVE;
-	}
-	cli_qmp_connected(qmp);
-	return G_SOURCE_REMOVE;
-}
-
+/* A unix socket path that fits sockaddr_un; the stream does the rest. */
 static void cli_qmp_connect(CliQmp *qmp)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct sockaddr_un addr;
+	CliAddress address = { .kind = CLI_ADDRESS_UNIX, .text = qmp->path, .path = qmp->path };
 
 	if (qmp->path[0] == '\0' || strlen(qmp->path) >= sizeof(addr.sun_path)) {
 		cli_qmp_fail(qmp, g_error_new_literal(GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 		                                      "not a usable unix socket path"));
 		return;
 	}
-	g_strlcpy(addr.sun_path, qmp->path, sizeof(addr.sun_path));
-	qmp->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (qmp->fd < 0) {
-		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_IO, "cannot create a socket: %s",
-		                              g_strerror(errno)));
-		return;
-	}
 	cli_qmp_arm_timer(qmp);
-	if (connect(qmp->fd, (struct sockaddr *)&addr, sizeof(addr)) == 0) {
-		cli_qmp_connected(qmp);
-		return;
-	}
-	if (errno == EINPROGRESS || errno == EINTR || errno == EAGAIN) {
-		qmp->out_source = g_unix_fd_source_new(qmp->fd, G_IO_OUT);
-		g_source_set_callback(qmp->out_source, G_SOURCE_FUNC(cli_qmp_connect_done_cb), qmp,
-		                      NULL);
-		g_source_attach(qmp->out_source, qmp->context);
-		return;
-	}
-	cli_qmp_fail(qmp,
-	             g_error_new(GB_ERROR, GB_ERROR_IO, "cannot connect: %s", g_strerror(errno)));
+	qmp->stream = cli_stream_connect(&address, qmp->context, CLI_QMP_MAX_MESSAGE,
+	                                 &cli_qmp_stream_funcs, qmp);
 }
 
 CliQmp *cli_qmp_open(const char *path, GMainContext *context, double timeout_seconds,
@@ -587,9 +527,6 @@ CliQmp *cli_qmp_open(const char *path, GMainContext *context, double timeout_sec
 	qmp->state = CLI_QMP_CONNECTING;
 	qmp->context = g_main_context_ref(context);
 	qmp->timeout = timeout_seconds > 0 ? timeout_seconds : 10.0;
-	qmp->fd = -1;
-	qmp->framer = gb_framer_new(CLI_QMP_MAX_MESSAGE, GB_FRAMER_DEFAULT_MAX_DEPTH);
-	qmp->outbuf = g_byte_array_new();
 	qmp->next_id = CLI_QMP_CAPABILITIES_ID + 1;
 	qmp->open_func = func;
 	qmp->user_data = user_data;

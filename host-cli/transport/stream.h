@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <glib.h>
+
+#include "guestbench-protocol.h"
+
+#include "transport/address.h"
+
+G_BEGIN_DECLS
+
+/*
+ * A non-blocking stream socket on a GMainContext, cut into messages by a
+ * GbFramer: what the agent channel and the QMP monitor have in common. It
+ * connects (a unix socket whose backlog is full is tried again), queues
+ * what is written until the socket takes it, and hands every complete
+ * message (or framing error) to its owner. It has no protocol and no
+ * timeouts of its own: the owner says what a failure means and when to give
+ * up. The owner may free the stream from inside any of its callbacks.
+ */
+typedef struct _CliStream CliStream;
+
+typedef enum {
+	CLI_STREAM_FAILED_SOCKET,  /* socket() failed; errsv says why */
+	CLI_STREAM_FAILED_CONNECT, /* connect() failed; errsv says why */
+	CLI_STREAM_FAILED_READ,    /* recv() failed (ECONNRESET: the peer reset it) */
+	CLI_STREAM_FAILED_WRITE,   /* send() failed (EPIPE, ECONNRESET: the peer went away) */
+	CLI_STREAM_FAILED_CLOSED,  /* end of file: the peer closed it; errsv is 0 */
+} CliStreamFailure;
+
+typedef struct {
+	/* connected: writes go out from now on (they were queued before) */
+	void (*connected)(gpointer user_data);
+	/* n bytes arrived, before they are framed (for the owner's counts); may be NULL */
+	void (*received)(gsize n, gpointer user_data);
+	/* one message or framing error, as GbFramerFunc: return FALSE to stop reading */
+	GbFramerFunc message;
+	/* the stream stopped; nothing is read or written any more */
+	void (*failed)(CliStreamFailure what, int errsv, gpointer user_data);
+} CliStreamFuncs;
+
+/* Starts connecting to address (CLI_ADDRESS_UNIX or CLI_ADDRESS_VSOCK path/cid/port). */
+CliStream *cli_stream_connect(const CliAddress *address, GMainContext *context,
+                              gsize max_message_size, const CliStreamFuncs *funcs,
+                              gpointer user_data);
+/* Queues data and sends what the socket takes now; NULL (a stream already gone) is ignored. */
+void cli_stream_write(CliStream *stream, const void *data, gsize len);
+/* The process behind a connected unix socket (SO_PEERCRED), 0 when unknown. */
+gint64 cli_stream_get_peer_pid(const CliStream *stream);
+/* Closes the socket; no callback fires afterwards. NULL is ignored. */
+void cli_stream_free(CliStream *stream);
+
+G_END_DECLS
