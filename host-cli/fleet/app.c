@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "fleet/app.h"
-#include "transport/qga.h"
+#include "transport/qga-exec.h"
 
 CliResults *cli_app_get_results(CliApp *app)
 {

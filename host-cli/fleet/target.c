@@ -6,7 +6,7 @@
 #include "gb-error.h"
 #include "fleet/libvirt.h"
 #include "fleet/target.h"
-#include "transport/qga.h"
+#include "transport/qga-exec.h"
 
 /* Schemes that are planned; named here so users get "not supported yet", not "unknown". */
 static const char *const cli_target_planned_schemes[] = { NULL };

@@ -5,6 +5,7 @@
 
 #include "fleet/target.h"
 #include "render/escape.h"
+#include "transport/qga-exec.h"
 #include "transport/qga.h"
 #include "fleet/resolve.h"
 
