@@ -15,7 +15,7 @@
 #include "guestbench-protocol.h"
 
 #include "commands/bench-args.h"
-#include "commands/bench-net.h"
+#include "transport/bench-net.h"
 #include "commands/cmd-bench.h"
 #include "commands/commands.h"
 #include "render/bench-view.h"

@@ -8,7 +8,7 @@
 
 #include "guestbench-protocol.h"
 
-#include "commands/bench-net.h"
+#include "transport/bench-net.h"
 #include "commands/cmd-bench.h"
 #include "analysis/runs.h"
 

@@ -11,7 +11,7 @@
 
 #include "guestbench-protocol.h"
 
-#include "commands/bench-net.h"
+#include "transport/bench-net.h"
 
 #define NET_CHUNK (128 * 1024)
 /* Poll interval: the bound on how late a cancel or the sender's end is noticed. */
