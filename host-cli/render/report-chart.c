@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <math.h>
+
+#include "guestbench-protocol.h"
+
+#include "render/compare-view.h"
+#include "render/report-html.h"
+#include "render/report.h"
+
+#define CLI_REPORT_PLOT_HEIGHT 260.0
+#define CLI_REPORT_MARGIN_LEFT 92.0
+#define CLI_REPORT_MARGIN_TOP 36.0
+#define CLI_REPORT_MARGIN_RIGHT 16.0
+/* values spanning this factor or more get a log axis */
+#define CLI_REPORT_LOG_SPAN 100.0
+
+typedef struct {
+	gboolean log;
+	double lo; /* linear: value; log: log10(value) */
+	double hi;
+} CliReportScale;
+
+static double cli_report_nice_step(double range, guint ticks)
+{
+	double raw = range / ticks;
+	double mag = pow(10, floor(log10(raw)));
+	double f = raw / mag;
+
+	if (f <= 1)
+		return mag;
+	if (f <= 2)
+		return 2 * mag;
+	if (f <= 5)
+		return 5 * mag;
+	return 10 * mag;
+}
+
+static CliReportScale cli_report_scale(CliComparison *cmp, guint first, guint end)
+{
+	CliReportScale scale = { FALSE, 0, 1 };
+	double vmin = INFINITY, vmax = -INFINITY;
+	gboolean all_positive = TRUE;
+	gboolean any = FALSE;
+
+	for (guint r = first; r < end; r++) {
+		CliCompareRow *row = g_ptr_array_index(cmp->rows, r);
+		for (guint c = 0; c < cmp->columns->len; c++) {
+			const CliCompareCell *cell = &row->cells[c];
+			if (!cell->present)
+				continue;
+			any = TRUE;
+			vmin = MIN(vmin, cell->value);
+			vmax = MAX(vmax, cell->value + (cell->n_runs > 1 ? cell->stddev : 0));
+			if (!(cell->value > 0))
+				all_positive = FALSE;
+		}
+	}
+	if (!any)
+		return scale;
+	if (all_positive && vmax / vmin >= CLI_REPORT_LOG_SPAN) {
+		scale.log = TRUE;
+		scale.lo = floor(log10(vmin));
+		scale.hi = ceil(log10(vmax));
+		if (scale.hi <= scale.lo)
+			scale.hi = scale.lo + 1;
+		return scale;
+	}
+	{
+		double lo = MIN(0, vmin), hi = MAX(0, vmax);
+		double step;
+		if (hi == lo)
+			hi = lo + 1;
+		step = cli_report_nice_step(hi - lo, 5);
+		scale.lo = floor(lo / step) * step;
+		scale.hi = ceil(hi / step) * step;
+	}
+	return scale;
+}
+
+/* Pixels above the baseline of the plot's bottom edge for value v. */
+static double cli_report_y(const CliReportScale *scale, double v)
+{
+	double t;
+
+	if (scale->log)
+		t = v > 0 ? (log10(v) - scale->lo) / (scale->hi - scale->lo) : 0;
+	else
+		t = (v - scale->lo) / (scale->hi - scale->lo);
+	t = CLAMP(t, 0, 1);
+	return CLI_REPORT_MARGIN_TOP + CLI_REPORT_PLOT_HEIGHT * (1 - t);
+}
+
+void cli_report_append_chart(GString *out, CliComparison *cmp, guint first, guint end)
+{
+	CliCompareRow *head = g_ptr_array_index(cmp->rows, first);
+	guint n_groups = end - first;
+	guint n_series = cmp->columns->len;
+	double bar_w = n_groups * n_series <= 12 ? 30 : n_groups * n_series <= 24 ? 22 : 12;
+	double group_gap = 24;
+	double group_w = n_series * bar_w + group_gap;
+	double plot_w = MAX(420, n_groups * group_w);
+	gboolean rotate = FALSE;
+	double bottom;
+	double width = CLI_REPORT_MARGIN_LEFT + plot_w + CLI_REPORT_MARGIN_RIGHT;
+	double height;
+	double base_y = CLI_REPORT_MARGIN_TOP + CLI_REPORT_PLOT_HEIGHT;
+	double x0 = CLI_REPORT_MARGIN_LEFT + (plot_w - n_groups * group_w) / 2;
+	CliReportScale scale;
+	double zero_y;
+	double legend_x = CLI_REPORT_MARGIN_LEFT;
+
+	/* slanted group labels when one would not fit under its bars (about 6.5 px a char) */
+	for (guint g = 0; g < n_groups; g++) {
+		CliCompareRow *row = g_ptr_array_index(cmp->rows, first + g);
+		if (6.5 * g_utf8_strlen(row->labels_text, -1) > plot_w / n_groups)
+			rotate = TRUE;
+	}
+	scale = cli_report_scale(cmp, first, end);
+	zero_y = cli_report_y(&scale, scale.log ? pow(10, scale.lo) : MAX(0, scale.lo));
+	bottom = rotate ? 100 : 44;
+	height = CLI_REPORT_MARGIN_TOP + CLI_REPORT_PLOT_HEIGHT + bottom;
+
+	g_string_append_printf(out,
+	                       "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
+	                       "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">",
+	                       width, height, width, height);
+	g_string_append(out, "<title>");
+	cli_report_escape_printf(out, "%s (%s) by %s", head->metric, head->unit,
+	                         cmp->by == CLI_COMPARE_BY_GUEST ? "guest" : "run");
+	g_string_append(out, "</title>");
+
+	/* legend along the top */
+	for (guint c = 0; c < n_series; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		g_string_append_printf(out,
+		                       "<rect x=\"%.1f\" y=\"8\" width=\"12\" height=\"12\" "
+		                       "fill=\"%s\"/><text class=\"legend\" x=\"%.1f\" y=\"18\">",
+		                       legend_x, cli_report_color(c), legend_x + 16);
+		cli_report_escape(out, col->label);
+		g_string_append(out, "</text>");
+		/* a rough advance: about 7 px per character of the label */
+		legend_x += 16 + 7.0 * MIN(g_utf8_strlen(col->label, -1), 40) + 18;
+	}
+
+	/* grid and ticks */
+	if (scale.log) {
+		for (double e = scale.lo; e <= scale.hi + 1e-9; e += 1) {
+			double y = cli_report_y(&scale, pow(10, e));
+			g_autofree char *label = cli_compare_format_value(pow(10, e), head->unit);
+			g_string_append_printf(out,
+			                       "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" "
+			                       "y1=\"%.1f\" y2=\"%.1f\"/>",
+			                       CLI_REPORT_MARGIN_LEFT,
+			                       CLI_REPORT_MARGIN_LEFT + plot_w, y, y);
+			g_string_append_printf(out,
+			                       "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+			                       "text-anchor=\"end\">",
+			                       CLI_REPORT_MARGIN_LEFT - 6, y + 4);
+			cli_report_escape(out, label);
+			g_string_append(out, "</text>");
+		}
+	} else {
+		double step = cli_report_nice_step(scale.hi - scale.lo, 5);
+		for (double v = scale.lo; v <= scale.hi + step * 1e-6; v += step) {
+			double y = cli_report_y(&scale, v);
+			g_autofree char *label = cli_compare_format_value(v, head->unit);
+			g_string_append_printf(out,
+			                       "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" "
+			                       "y1=\"%.1f\" y2=\"%.1f\"/>",
+			                       CLI_REPORT_MARGIN_LEFT,
+			                       CLI_REPORT_MARGIN_LEFT + plot_w, y, y);
+			g_string_append_printf(out,
+			                       "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+			                       "text-anchor=\"end\">",
+			                       CLI_REPORT_MARGIN_LEFT - 6, y + 4);
+			cli_report_escape(out, label);
+			g_string_append(out, "</text>");
+		}
+	}
+	g_string_append_printf(out,
+	                       "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
+	                       "y2=\"%.1f\"/>",
+	                       CLI_REPORT_MARGIN_LEFT, CLI_REPORT_MARGIN_LEFT,
+	                       CLI_REPORT_MARGIN_TOP, base_y);
+	/* y axis title, rotated */
+	g_string_append_printf(out,
+	                       "<text class=\"atitle\" transform=\"translate(14 %.1f) "
+	                       "rotate(-90)\" text-anchor=\"middle\">",
+	                       CLI_REPORT_MARGIN_TOP + CLI_REPORT_PLOT_HEIGHT / 2);
+	cli_report_escape_printf(out, "%s%s%s", head->unit, scale.log ? " (log scale)" : "",
+	                         head->lower_is_better ? ", lower is better" : "");
+	g_string_append(out, "</text>");
+
+	for (guint g = 0; g < n_groups; g++) {
+		CliCompareRow *row = g_ptr_array_index(cmp->rows, first + g);
+		double gx = x0 + g * group_w + group_gap / 2;
+		double cx = gx + n_series * bar_w / 2;
+
+		for (guint c = 0; c < n_series; c++) {
+			const CliCompareCell *cell = &row->cells[c];
+			CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+			double x = gx + c * bar_w;
+			double y, top, bottom_y;
+			g_autofree char *value = NULL;
+
+			if (!cell->present) {
+				g_string_append_printf(
+				    out,
+				    "<text class=\"missing\" x=\"%.1f\" y=\"%.1f\" "
+				    "text-anchor=\"middle\">—</text>",
+				    x + bar_w / 2, base_y - 4);
+				continue;
+			}
+			y = cli_report_y(&scale, cell->value);
+			top = MIN(y, zero_y);
+			bottom_y = MAX(y, zero_y);
+			value = cli_compare_format_value(cell->value, row->unit);
+			g_string_append_printf(out,
+			                       "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" "
+			                       "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
+			                       x + 1, top, bar_w - 2, MAX(bottom_y - top, 0.5),
+			                       cli_report_color(c));
+			cli_report_escape_printf(out, "%s, %s: %s", col->label, row->labels_text,
+			                         value);
+			if (cell->n_runs > 1) {
+				g_autofree char *sd =
+				    cli_compare_format_value(cell->stddev, row->unit);
+				cli_report_escape_printf(out, " ± %s over %u runs", sd,
+				                         cell->n_runs);
+			}
+			g_string_append(out, "</title></rect>");
+			/* ± 1 stddev whisker where there were runs */
+			if (cell->n_runs > 1 && cell->stddev > 0) {
+				double y1 = cli_report_y(&scale, cell->value - cell->stddev);
+				double y2 = cli_report_y(&scale, cell->value + cell->stddev);
+				g_string_append_printf(
+				    out,
+				    "<line class=\"errbar\" x1=\"%.1f\" x2=\"%.1f\" "
+				    "y1=\"%.1f\" y2=\"%.1f\"/>",
+				    x + bar_w / 2, x + bar_w / 2, y1, y2);
+			}
+		}
+		if (rotate) {
+			g_string_append_printf(out,
+			                       "<text class=\"glabel\" text-anchor=\"end\" "
+			                       "transform=\"translate(%.1f %.1f) rotate(-40)\">",
+			                       cx, base_y + 14);
+		} else {
+			g_string_append_printf(out,
+			                       "<text class=\"glabel\" x=\"%.1f\" y=\"%.1f\" "
+			                       "text-anchor=\"middle\">",
+			                       cx, base_y + 16);
+		}
+		cli_report_escape(out,
+		                  row->labels_text[0] != '\0' ? row->labels_text : row->metric);
+		g_string_append(out, "</text>");
+	}
+	g_string_append_printf(out,
+	                       "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
+	                       "y2=\"%.1f\"/>",
+	                       CLI_REPORT_MARGIN_LEFT, CLI_REPORT_MARGIN_LEFT + plot_w, zero_y,
+	                       zero_y);
+	g_string_append(out, "</svg></figure>\n");
+}
