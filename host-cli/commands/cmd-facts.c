@@ -259,12 +259,14 @@ GString *cli_facts_render_prom(const CliResults *results)
 static void cli_audit_finish(CliGuest *guest, JsonObject *facts, JsonObject *view,
                              const GError *view_error)
 {
-	g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+	/* read once for both the guest's rules and the HOST-* rules */
+	g_autoptr(CliFacts) model = cli_facts_new(facts);
+	g_autoptr(GPtrArray) findings = cli_audit_run_facts(model);
 	g_autoptr(JsonBuilder) builder = NULL;
 	CliLevel worst;
 
 	if (view != NULL) {
-		g_autoptr(GPtrArray) host = cli_host_rules_run(facts, view);
+		g_autoptr(GPtrArray) host = cli_host_rules_run_facts(model, view);
 
 		cli_host_rules_merge(findings, host);
 	} else if (view_error != NULL) {
