@@ -33,12 +33,16 @@ typedef struct {
 	const CliFactsNode *parent; /* NULL for the document itself */
 } CliFact;
 
-/* An object of the document: "cpu", "cpu.hypervisor", "block[2]". */
+/*
+ * An object of the document: "cpu", "cpu.hypervisor", "block[2]". Every
+ * element struct of a list starts with one, so an element is its node. alias
+ * is how the agent's errors name the object ("block.vda",
+ * "memory.numa.node1"), or NULL.
+ */
 struct _CliFactsNode {
 	CliFact fact;
 	char *path; /* "" for the document, "cpu.hypervisor", "block[2]" */
-	char
-	    *alias; /* how the agent's errors name it ("block.vda", "memory.numa.node1"), or NULL */
+	char *alias;
 };
 
 typedef struct {
@@ -97,6 +101,7 @@ typedef struct {
 	CliHypervisorKind kind; /* from vendor and signature as read; UNKNOWN when neither */
 } CliFactsHypervisor;
 
+/* What CPUID itself reports (null on non-x86); the bits a reader compares with the flags. */
 typedef struct {
 	CliFactsNode node;
 	CliFactBool aes;
@@ -199,7 +204,7 @@ typedef struct {
 } CliFactsProblem;
 
 typedef struct {
-	CliFactsNode root; /* state ABSENT for no document, WRONG_TYPE for a non-object */
+	CliFactsNode root; /* always OK: no document reads like an empty one */
 	CliFactString agent_version;
 	CliFactsCpu cpu;
 	CliFactsMemory memory;
@@ -216,8 +221,6 @@ typedef struct {
 
 /* Reads a gb-get-facts result; facts may be NULL (then every section is absent). Never NULL. */
 CliFacts *cli_facts_new(JsonObject *facts);
-/* The same from a node; a node that is not an object is a root of the wrong type. */
-CliFacts *cli_facts_new_from_node(JsonNode *node);
 void cli_facts_free(CliFacts *facts);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliFacts, cli_facts_free)
 
