@@ -3,6 +3,8 @@
 
 #include <json-glib/json-glib.h>
 
+#include "analysis/facts.h"
+
 G_BEGIN_DECLS
 
 /* Ordered by severity: a bigger value is worse. */
@@ -44,6 +46,8 @@ const CliAuditRuleInfo *cli_audit_rules(guint *n_rules);
  * Returns a new array of CliFinding (never NULL; element free func set).
  */
 GPtrArray *cli_audit_run(JsonObject *facts);
+/* The same on facts already read (cli_facts_new()). */
+GPtrArray *cli_audit_run_facts(const CliFacts *facts);
 
 /* "PASS", "NOTE", "WARN", "FAIL". */
 const char *cli_level_to_string(CliLevel level);

@@ -10,7 +10,7 @@
 #define CLI_HOST_HUGEPAGES_MIN_BYTES (8 * 1024LL * 1024 * 1024)
 
 typedef struct {
-	JsonObject *facts; /* may be NULL */
+	const CliFacts *facts;
 	JsonObject *view;
 	GPtrArray *findings;
 	GPtrArray *errors; /* char *: what could not be read */
@@ -51,17 +51,11 @@ static GPtrArray *ctx_get_objects(CliHostCtx *ctx, const char *member)
 	return objs;
 }
 
-/* The guest's CPU flags from its facts, or NULL when the facts do not say. */
-static char **ctx_guest_flags(CliHostCtx *ctx)
+/* The guest's CPU flags from its facts (borrowed), or NULL when the facts do not say. */
+static char *const *ctx_guest_flags(CliHostCtx *ctx)
 {
-	JsonObject *cpu = NULL;
-	char **flags = NULL;
-
-	if (ctx->facts == NULL ||
-	    !gb_json_get_object(ctx->facts, "cpu", GB_JSON_REQUIRED, &cpu, NULL) ||
-	    !gb_json_get_strv(cpu, "flags", GB_JSON_REQUIRED, &flags, NULL))
-		return NULL;
-	return flags;
+	const CliFactStrv *flags = &ctx->facts->cpu.flags;
+	return cli_fact_ok(&flags->fact) ? flags->value : NULL;
 }
 
 /* ---- rules --------------------------------------------------------------------------- */
@@ -276,12 +270,9 @@ static void rule_no_hugepages(CliHostCtx *ctx)
 		return;
 	}
 	/* QMP knows the configured size; the guest's MemTotal is a little less */
-	if (bytes < 0 && ctx->facts != NULL) {
-		JsonObject *mem = NULL;
-		if (gb_json_get_object(ctx->facts, "memory", GB_JSON_REQUIRED, &mem, NULL))
-			gb_json_get_int(mem, "total_bytes", GB_JSON_OPTIONAL, 0, G_MAXINT64, &bytes,
-			                NULL);
-	}
+	if (bytes < 0 && cli_fact_ok(&ctx->facts->memory.total_bytes.fact) &&
+	    ctx->facts->memory.total_bytes.value >= 0)
+		bytes = ctx->facts->memory.total_bytes.value;
 	if (bytes < 0)
 		return;
 	if (huge) {
@@ -313,7 +304,7 @@ static gboolean ctx_view_has_flag(CliHostCtx *ctx, const char *member, const cha
 
 static void rule_cpu_no_aesni(CliHostCtx *ctx)
 {
-	g_auto(GStrv) guest = ctx_guest_flags(ctx);
+	char *const *guest = ctx_guest_flags(ctx);
 
 	if (guest == NULL || g_strv_contains((const char *const *)guest, "aes"))
 		return;
@@ -328,7 +319,7 @@ static void rule_cpu_no_aesni(CliHostCtx *ctx)
 
 static void rule_cpu_hidden(CliHostCtx *ctx)
 {
-	g_auto(GStrv) guest = ctx_guest_flags(ctx);
+	char *const *guest = ctx_guest_flags(ctx);
 	g_autoptr(GString) hidden = g_string_new(NULL);
 	g_autoptr(GError) error = NULL;
 	g_auto(GStrv) offer = NULL;
@@ -418,6 +409,12 @@ const CliAuditRuleInfo *cli_host_rules(guint *n_rules)
 }
 
 GPtrArray *cli_host_rules_run(JsonObject *guest_facts, JsonObject *host_view)
+{
+	g_autoptr(CliFacts) facts = cli_facts_new(guest_facts);
+	return cli_host_rules_run_facts(facts, host_view);
+}
+
+GPtrArray *cli_host_rules_run_facts(const CliFacts *guest_facts, JsonObject *host_view)
 {
 	g_autoptr(GPtrArray) errors = g_ptr_array_new_with_free_func(g_free);
 	CliHostCtx ctx = {

@@ -17,6 +17,8 @@ G_BEGIN_DECLS
  * guest audit's, upgraded with what the host offers (see cli_host_rules_merge()).
  */
 GPtrArray *cli_host_rules_run(JsonObject *guest_facts, JsonObject *host_view);
+/* The same on guest facts already read (cli_facts_new(); an empty document when there are none). */
+GPtrArray *cli_host_rules_run_facts(const CliFacts *guest_facts, JsonObject *host_view);
 
 /* The HOST-* rules table, in run order; *n_rules is set to its length. */
 const CliAuditRuleInfo *cli_host_rules(guint *n_rules);

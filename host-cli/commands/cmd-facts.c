@@ -160,68 +160,47 @@ GString *cli_facts_render_csv(const CliResults *results)
 
 /* ---- Prometheus ------------------------------------------------------------------------- */
 
-static const char *cli_prom_str(JsonObject *obj, const char *member)
+static gboolean cli_prom_flag(const CliFactsCpu *cpu, const char *flag)
 {
-	const char *value = NULL;
-
-	if (!gb_json_get_string(obj, member, GB_JSON_OPTIONAL, &value, NULL))
-		return NULL;
-	return value;
-}
-
-static gboolean cli_prom_flag(JsonObject *cpu, const char *flag)
-{
-	g_auto(GStrv) flags = NULL;
-
-	if (!gb_json_get_strv(cpu, "flags", GB_JSON_OPTIONAL, &flags, NULL) || flags == NULL)
-		return FALSE;
-	return g_strv_contains((const char *const *)flags, flag);
+	return cli_fact_ok(&cpu->flags.fact) &&
+	       g_strv_contains((const char *const *)cpu->flags.value, flag);
 }
 
 /* One info sample per guest, per disk and per NIC: the facts a fleet query groups by. */
 static void cli_facts_prom_guest(GString *info, GString *disks, GString *nics, const char *guest,
-                                 JsonObject *facts)
+                                 JsonObject *facts_obj)
 {
-	JsonObject *cpu = NULL, *hv = NULL, *os = NULL, *clock = NULL;
-	JsonArray *arr = NULL;
+	g_autoptr(CliFacts) facts = cli_facts_new(facts_obj);
+	const CliFactsCpu *cpu = &facts->cpu;
 
-	gb_json_get_object(facts, "cpu", GB_JSON_OPTIONAL, &cpu, NULL);
-	gb_json_get_object(cpu, "hypervisor", GB_JSON_OPTIONAL, &hv, NULL);
-	gb_json_get_object(facts, "os", GB_JSON_OPTIONAL, &os, NULL);
-	gb_json_get_object(facts, "clocksource", GB_JSON_OPTIONAL, &clock, NULL);
 	cli_prom_sample(info, "guestbench_fact_info", 1, "guest", guest, "cpu_model",
-	                cli_prom_str(cpu, "model_name"), "hypervisor", cli_prom_str(hv, "vendor"),
-	                "aes", cli_prom_flag(cpu, "aes") ? "1" : "0", "pclmulqdq",
+	                cli_fact_string_or(&cpu->model_name, NULL), "hypervisor",
+	                cli_fact_string_or(&cpu->hypervisor.vendor, NULL), "aes",
+	                cli_prom_flag(cpu, "aes") ? "1" : "0", "pclmulqdq",
 	                cli_prom_flag(cpu, "pclmulqdq") ? "1" : "0", "clocksource",
-	                cli_prom_str(clock, "current"), "kernel",
-	                cli_prom_str(os, "kernel_release"), "os", cli_prom_str(os, "pretty_name"),
-	                NULL);
-	if (gb_json_get_array(facts, "block", GB_JSON_OPTIONAL, &arr, NULL) && arr != NULL) {
-		for (guint i = 0; i < json_array_get_length(arr); i++) {
-			JsonObject *d = NULL;
+	                cli_fact_string_or(&facts->clocksource.current, NULL), "kernel",
+	                cli_fact_string_or(&facts->os.kernel_release, NULL), "os",
+	                cli_fact_string_or(&facts->os.pretty_name, NULL), NULL);
+	for (guint i = 0; cli_fact_ok(&facts->block.fact) && i < facts->block.items->len; i++) {
+		const CliFactsDisk *d = g_ptr_array_index(facts->block.items, i);
 
-			if (!gb_json_node_get_object(json_array_get_element(arr, i), "block", &d,
-			                             NULL))
-				continue;
-			cli_prom_sample(disks, "guestbench_fact_block_info", 1, "guest", guest,
-			                "disk", cli_prom_str(d, "name"), "bus",
-			                cli_prom_str(d, "bus"), "driver", cli_prom_str(d, "driver"),
-			                "scheduler", cli_prom_str(d, "scheduler"), "write_cache",
-			                cli_prom_str(d, "write_cache"), NULL);
-		}
+		if (!cli_fact_ok(&d->node.fact))
+			continue;
+		cli_prom_sample(disks, "guestbench_fact_block_info", 1, "guest", guest, "disk",
+		                cli_fact_string_or(&d->name, NULL), "bus",
+		                cli_fact_string_or(&d->bus, NULL), "driver",
+		                cli_fact_string_or(&d->driver, NULL), "scheduler",
+		                cli_fact_string_or(&d->scheduler, NULL), "write_cache",
+		                cli_fact_string_or(&d->write_cache, NULL), NULL);
 	}
-	arr = NULL;
-	if (gb_json_get_array(facts, "net", GB_JSON_OPTIONAL, &arr, NULL) && arr != NULL) {
-		for (guint i = 0; i < json_array_get_length(arr); i++) {
-			JsonObject *n = NULL;
+	for (guint i = 0; cli_fact_ok(&facts->net.fact) && i < facts->net.items->len; i++) {
+		const CliFactsNic *n = g_ptr_array_index(facts->net.items, i);
 
-			if (!gb_json_node_get_object(json_array_get_element(arr, i), "net", &n,
-			                             NULL))
-				continue;
-			cli_prom_sample(nics, "guestbench_fact_net_info", 1, "guest", guest, "nic",
-			                cli_prom_str(n, "name"), "driver",
-			                cli_prom_str(n, "driver"), NULL);
-		}
+		if (!cli_fact_ok(&n->node.fact))
+			continue;
+		cli_prom_sample(nics, "guestbench_fact_net_info", 1, "guest", guest, "nic",
+		                cli_fact_string_or(&n->name, NULL), "driver",
+		                cli_fact_string_or(&n->driver, NULL), NULL);
 	}
 }
 
@@ -259,12 +238,14 @@ GString *cli_facts_render_prom(const CliResults *results)
 static void cli_audit_finish(CliGuest *guest, JsonObject *facts, JsonObject *view,
                              const GError *view_error)
 {
-	g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+	/* read once for both the guest's rules and the HOST-* rules */
+	g_autoptr(CliFacts) model = cli_facts_new(facts);
+	g_autoptr(GPtrArray) findings = cli_audit_run_facts(model);
 	g_autoptr(JsonBuilder) builder = NULL;
 	CliLevel worst;
 
 	if (view != NULL) {
-		g_autoptr(GPtrArray) host = cli_host_rules_run(facts, view);
+		g_autoptr(GPtrArray) host = cli_host_rules_run_facts(model, view);
 
 		cli_host_rules_merge(findings, host);
 	} else if (view_error != NULL) {

@@ -7,11 +7,10 @@
 #include "render/escape.h"
 #include "render/facts-view.h"
 #include "render/csv.h"
-#include "gb-json.h"
 
 /*
- * Facts views: a compact per-guest block and CSV rows. Every value is read
- * with the typed accessors; whatever is missing, null or of the wrong type is
+ * Facts views: a compact per-guest block and CSV rows, drawn from the facts
+ * model (analysis/facts.h); whatever is missing, null or of the wrong type is
  * shown as "unknown" (the audit's FACTS-ERRORS says why).
  */
 
@@ -21,113 +20,27 @@
 #define CLI_COLOR_YELLOW "\033[33m"
 #define CLI_COLOR_RESET "\033[0m"
 
-/* Small readers: NULL / FALSE when the member is absent, null or of the wrong type. */
-
-static JsonObject *view_object(JsonObject *obj, const char *member)
-{
-	JsonObject *out = NULL;
-	if (obj == NULL || !gb_json_has(obj, member))
-		return NULL;
-	if (!gb_json_get_object(obj, member, GB_JSON_REQUIRED, &out, NULL))
-		return NULL;
-	return out;
-}
-
-static JsonArray *view_array(JsonObject *obj, const char *member)
-{
-	JsonArray *out = NULL;
-	if (obj == NULL || !gb_json_has(obj, member))
-		return NULL;
-	if (!gb_json_get_array(obj, member, GB_JSON_REQUIRED, &out, NULL))
-		return NULL;
-	return out;
-}
-
-static const char *view_string(JsonObject *obj, const char *member)
-{
-	const char *out = NULL;
-	if (obj == NULL || !gb_json_has(obj, member))
-		return NULL;
-	if (!gb_json_get_string(obj, member, GB_JSON_REQUIRED, &out, NULL))
-		return NULL;
-	return out;
-}
-
-static gboolean view_int(JsonObject *obj, const char *member, gint64 *out)
-{
-	if (obj == NULL || !gb_json_has(obj, member))
-		return FALSE;
-	return gb_json_get_int(obj, member, GB_JSON_REQUIRED, G_MININT64, G_MAXINT64, out, NULL);
-}
-
-static gboolean view_double(JsonObject *obj, const char *member, double *out)
-{
-	if (obj == NULL || !gb_json_has(obj, member))
-		return FALSE;
-	return gb_json_get_double(obj, member, GB_JSON_REQUIRED, -G_MAXDOUBLE, G_MAXDOUBLE, out,
-	                          NULL);
-}
-
-static gboolean view_bool(JsonObject *obj, const char *member, gboolean *out)
-{
-	if (obj == NULL || !gb_json_has(obj, member))
-		return FALSE;
-	return gb_json_get_bool(obj, member, GB_JSON_REQUIRED, out, NULL);
-}
-
-static char **view_strv(JsonObject *obj, const char *member)
-{
-	char **out = NULL;
-	if (obj == NULL || !gb_json_has(obj, member))
-		return NULL;
-	if (!gb_json_get_strv(obj, member, GB_JSON_REQUIRED, &out, NULL))
-		return NULL;
-	return out;
-}
-
-static GArray *view_int_array(JsonObject *obj, const char *member)
-{
-	GArray *out = NULL;
-	if (obj == NULL || !gb_json_has(obj, member))
-		return NULL;
-	if (!gb_json_get_int_array(obj, member, GB_JSON_REQUIRED, G_MININT64, G_MAXINT64, &out,
-	                           NULL))
-		return NULL;
-	return out;
-}
-
-static JsonObject *view_element(JsonArray *array, guint i)
-{
-	JsonObject *out = NULL;
-	if (!gb_json_node_get_object(json_array_get_element(array, i), "element", &out, NULL))
-		return NULL;
-	return out;
-}
-
 /* Formatting to plain strings (not yet escaped). */
 
-static char *fmt_int_unit(JsonObject *obj, const char *member, const char *unit)
+static char *fmt_int_unit(const CliFactInt *value, const char *unit)
 {
-	gint64 value = 0;
-	if (!view_int(obj, member, &value))
+	if (!cli_fact_ok(&value->fact))
 		return g_strdup(CLI_UNKNOWN);
 	if (unit == NULL)
-		return g_strdup_printf("%" G_GINT64_FORMAT, value);
-	return g_strdup_printf("%" G_GINT64_FORMAT " %s", value, unit);
+		return g_strdup_printf("%" G_GINT64_FORMAT, value->value);
+	return g_strdup_printf("%" G_GINT64_FORMAT " %s", value->value, unit);
 }
 
-static char *fmt_bytes(JsonObject *obj, const char *member)
+static char *fmt_bytes(const CliFactInt *value)
 {
-	gint64 value = 0;
-	if (!view_int(obj, member, &value) || value < 0)
+	if (!cli_fact_ok(&value->fact) || value->value < 0)
 		return g_strdup(CLI_UNKNOWN);
-	return cli_format_bytes((guint64)value);
+	return cli_format_bytes((guint64)value->value);
 }
 
-static char *fmt_string(JsonObject *obj, const char *member)
+static char *fmt_string(const CliFactString *value)
 {
-	const char *value = view_string(obj, member);
-	return g_strdup(value != NULL ? value : CLI_UNKNOWN);
+	return g_strdup(cli_fact_string_or(value, CLI_UNKNOWN));
 }
 
 /* "0-3,8": the kernel's own cpulist notation, short even for many CPUs. */
@@ -155,13 +68,13 @@ static char *fmt_cpulist(GArray *cpus)
 	return g_string_free(out, FALSE);
 }
 
-static char *fmt_strv(char **strv)
+static char *fmt_strv(const CliFactStrv *strv)
 {
-	if (strv == NULL)
+	if (!cli_fact_ok(&strv->fact))
 		return g_strdup(CLI_UNKNOWN);
-	if (strv[0] == NULL)
+	if (strv->value[0] == NULL)
 		return g_strdup("none");
-	return g_strjoinv(" ", strv);
+	return g_strjoinv(" ", strv->value);
 }
 
 /* table */
@@ -180,18 +93,17 @@ static void table_line(GString *out, const char *label, const char *value)
 	g_string_append_c(out, '\n');
 }
 
-static void table_flags(GString *out, JsonObject *cpu, gboolean color)
+static void table_flags(GString *out, const CliFactStrv *flags, gboolean color)
 {
-	g_auto(GStrv) flags = view_strv(cpu, "flags");
 	const char *const shown[] = { "aes", "pclmulqdq", "avx2", "vaes", "sha_ni", "vmx", "svm" };
 
 	g_string_append(out, "  flags        ");
-	if (flags == NULL) {
+	if (!cli_fact_ok(&flags->fact)) {
 		g_string_append(out, CLI_UNKNOWN "\n");
 		return;
 	}
 	for (guint i = 0; i < G_N_ELEMENTS(shown); i++) {
-		gboolean has = g_strv_contains((const char *const *)flags, shown[i]);
+		gboolean has = g_strv_contains((const char *const *)flags->value, shown[i]);
 		if (i > 0)
 			g_string_append_c(out, ' ');
 		g_string_append_printf(out, "%s:", shown[i]);
@@ -204,22 +116,17 @@ static void table_flags(GString *out, JsonObject *cpu, gboolean color)
 	g_string_append_c(out, '\n');
 }
 
-static char *fmt_hypervisor(JsonObject *cpu)
+static char *fmt_hypervisor(const CliFactsHypervisor *hv)
 {
-	JsonObject *hv = view_object(cpu, "hypervisor");
-	gboolean present = FALSE;
-	const char *vendor;
-	const char *signature;
-	const char *source;
+	const char *vendor = cli_fact_string_or(&hv->vendor, NULL);
+	const char *signature = cli_fact_string_or(&hv->signature, NULL);
+	const char *source = cli_fact_string_or(&hv->source, NULL);
 	GString *str;
 
-	if (!view_bool(hv, "present", &present))
+	if (!cli_fact_ok(&hv->present.fact))
 		return g_strdup(CLI_UNKNOWN);
-	if (!present)
+	if (!hv->present.value)
 		return g_strdup("none detected");
-	vendor = view_string(hv, "vendor");
-	signature = view_string(hv, "signature");
-	source = view_string(hv, "source");
 	str = g_string_new(vendor != NULL ? vendor : "present, vendor unknown");
 	if (signature != NULL || source != NULL) {
 		g_string_append(str, " (");
@@ -234,47 +141,43 @@ static char *fmt_hypervisor(JsonObject *cpu)
 	return g_string_free(str, FALSE);
 }
 
-static void table_cpu(GString *out, JsonObject *facts, gboolean color)
+static void table_cpu(GString *out, const CliFactsCpu *cpu, gboolean color)
 {
-	JsonObject *cpu = view_object(facts, "cpu");
-	g_autofree char *model = fmt_string(cpu, "model_name");
-	g_autofree char *vendor = fmt_string(cpu, "vendor");
-	g_autofree char *arch = fmt_string(cpu, "architecture");
-	g_autofree char *count = fmt_int_unit(cpu, "count", "vCPUs");
+	g_autofree char *model = fmt_string(&cpu->model_name);
+	g_autofree char *vendor = fmt_string(&cpu->vendor);
+	g_autofree char *arch = fmt_string(&cpu->architecture);
+	g_autofree char *count = fmt_int_unit(&cpu->count, "vCPUs");
 	g_autofree char *line = g_strdup_printf("%s, %s, %s, %s", model, vendor, arch, count);
-	g_autofree char *hv = fmt_hypervisor(cpu);
+	g_autofree char *hv = fmt_hypervisor(&cpu->hypervisor);
 
 	table_line(out, "cpu", line);
-	table_flags(out, cpu, color);
+	table_flags(out, &cpu->flags, color);
 	table_line(out, "hypervisor", hv);
 }
 
-static void table_memory(GString *out, JsonObject *facts)
+static void table_memory(GString *out, const CliFactsMemory *memory)
 {
-	JsonObject *memory = view_object(facts, "memory");
-	JsonObject *huge = view_object(memory, "hugepages");
-	JsonObject *numa = view_object(memory, "numa");
-	JsonArray *nodes = view_array(numa, "nodes");
-	g_autofree char *total = fmt_bytes(memory, "total_bytes");
-	g_autofree char *htotal = fmt_int_unit(huge, "total", "pages");
-	g_autofree char *hfree = fmt_int_unit(huge, "free", NULL);
-	g_autofree char *hsize = fmt_bytes(huge, "size_bytes");
-	g_autofree char *thp = fmt_string(memory, "thp");
+	const CliFactsList *nodes = &memory->numa.nodes;
+	g_autofree char *total = fmt_bytes(&memory->total_bytes);
+	g_autofree char *htotal = fmt_int_unit(&memory->hugepages.total, "pages");
+	g_autofree char *hfree = fmt_int_unit(&memory->hugepages.free, NULL);
+	g_autofree char *hsize = fmt_bytes(&memory->hugepages.size_bytes);
+	g_autofree char *thp = fmt_string(&memory->thp);
 	g_autofree char *hline =
 	    g_strdup_printf("%s of %s (%s free), THP %s", htotal, hsize, hfree, thp);
 
 	table_line(out, "memory", total);
 	table_line(out, "hugepages", hline);
-	if (nodes == NULL) {
+	if (!cli_fact_ok(&nodes->fact)) {
 		table_line(out, "numa", CLI_UNKNOWN);
 		return;
 	}
-	for (guint i = 0; i < json_array_get_length(nodes); i++) {
-		JsonObject *node = view_element(nodes, i);
-		g_autoptr(GArray) cpus = view_int_array(node, "cpus");
+	for (guint i = 0; i < nodes->items->len; i++) {
+		const CliFactsNumaNode *node = g_ptr_array_index(nodes->items, i);
+		GArray *cpus = cli_fact_ok(&node->cpus.fact) ? node->cpus.value : NULL;
 		g_autofree char *cpulist = cpus != NULL ? fmt_cpulist(cpus) : NULL;
-		g_autofree char *mem = fmt_bytes(node, "memory_bytes");
-		g_autofree char *id = fmt_int_unit(node, "id", NULL);
+		g_autofree char *mem = fmt_bytes(&node->memory_bytes);
+		g_autofree char *id = fmt_int_unit(&node->id, NULL);
 		g_autofree char *label = g_strdup_printf("numa node %s", id);
 		g_autofree char *line = NULL;
 
@@ -287,81 +190,72 @@ static void table_memory(GString *out, JsonObject *facts)
 	}
 }
 
-static void table_clock_steal(GString *out, JsonObject *facts)
+static void table_clock_steal(GString *out, const CliFacts *facts)
 {
-	JsonObject *clock = view_object(facts, "clocksource");
-	JsonObject *steal = view_object(facts, "steal");
-	g_autofree char *current = fmt_string(clock, "current");
-	g_auto(GStrv) available = view_strv(clock, "available");
-	g_autofree char *avail = fmt_strv(available);
+	const CliFactsSteal *steal = &facts->steal;
+	g_autofree char *current = fmt_string(&facts->clocksource.current);
+	g_autofree char *avail = fmt_strv(&facts->clocksource.available);
 	g_autofree char *cline = g_strdup_printf("%s (available: %s)", current, avail);
-	g_autofree char *window = fmt_int_unit(steal, "window_ms", "ms");
+	g_autofree char *window = fmt_int_unit(&steal->window_ms, "ms");
 	g_autofree char *sline = NULL;
-	double percent = 0;
 
 	table_line(out, "clocksource", cline);
-	if (view_double(steal, "percent", &percent))
-		sline = g_strdup_printf("%.1f %% over %s", percent, window);
+	if (cli_fact_ok(&steal->percent.fact))
+		sline = g_strdup_printf("%.1f %% over %s", steal->percent.value, window);
 	else
 		sline = g_strdup(CLI_UNKNOWN);
 	table_line(out, "steal", sline);
 }
 
-static void table_block(GString *out, JsonObject *facts)
+static void table_block(GString *out, const CliFactsList *block)
 {
-	JsonArray *block = view_array(facts, "block");
-
-	if (block == NULL) {
+	if (!cli_fact_ok(&block->fact)) {
 		table_line(out, "disks", CLI_UNKNOWN);
 		return;
 	}
-	if (json_array_get_length(block) == 0)
+	if (block->items->len == 0)
 		table_line(out, "disks", "none");
-	for (guint i = 0; i < json_array_get_length(block); i++) {
-		JsonObject *disk = view_element(block, i);
-		g_autofree char *name = fmt_string(disk, "name");
-		g_autofree char *bus = fmt_string(disk, "bus");
-		g_autofree char *driver = fmt_string(disk, "driver");
-		g_autofree char *sched = fmt_string(disk, "scheduler");
-		g_autofree char *cache = fmt_string(disk, "write_cache");
-		g_autofree char *size = fmt_bytes(disk, "size_bytes");
-		g_autofree char *lbs = fmt_int_unit(disk, "logical_block_size", "B");
-		g_autofree char *pbs = fmt_int_unit(disk, "physical_block_size", "B");
+	for (guint i = 0; i < block->items->len; i++) {
+		const CliFactsDisk *disk = g_ptr_array_index(block->items, i);
+		g_autofree char *name = fmt_string(&disk->name);
+		g_autofree char *bus = fmt_string(&disk->bus);
+		g_autofree char *driver = fmt_string(&disk->driver);
+		g_autofree char *sched = fmt_string(&disk->scheduler);
+		g_autofree char *cache = fmt_string(&disk->write_cache);
+		g_autofree char *size = fmt_bytes(&disk->size_bytes);
+		g_autofree char *lbs = fmt_int_unit(&disk->logical_block_size, "B");
+		g_autofree char *pbs = fmt_int_unit(&disk->physical_block_size, "B");
 		g_autofree char *label = g_strdup_printf("disk %s", name);
 		g_autofree char *line = NULL;
-		gboolean cdrom = FALSE;
+		gboolean cdrom = cli_fact_ok(&disk->cdrom.fact) && disk->cdrom.value;
 
-		view_bool(disk, "cdrom", &cdrom);
 		line = g_strdup_printf("%s, %s, scheduler %s, %s, %s, blocks %s/%s%s", bus, driver,
 		                       sched, cache, size, lbs, pbs, cdrom ? ", cdrom" : "");
 		table_line(out, label, line);
 	}
 }
 
-static void table_net(GString *out, JsonObject *facts)
+static void table_net(GString *out, const CliFactsList *net)
 {
-	JsonArray *net = view_array(facts, "net");
-
-	if (net == NULL) {
+	if (!cli_fact_ok(&net->fact)) {
 		table_line(out, "nics", CLI_UNKNOWN);
 		return;
 	}
-	if (json_array_get_length(net) == 0)
+	if (net->items->len == 0)
 		table_line(out, "nics", "none");
-	for (guint i = 0; i < json_array_get_length(net); i++) {
-		JsonObject *nic = view_element(net, i);
-		g_autofree char *name = fmt_string(nic, "name");
-		g_autofree char *driver = fmt_string(nic, "driver");
-		g_autofree char *rxq = fmt_int_unit(nic, "rx_queues", NULL);
-		g_autofree char *txq = fmt_int_unit(nic, "tx_queues", NULL);
-		g_autofree char *mtu = fmt_int_unit(nic, "mtu", "B");
+	for (guint i = 0; i < net->items->len; i++) {
+		const CliFactsNic *nic = g_ptr_array_index(net->items, i);
+		g_autofree char *name = fmt_string(&nic->name);
+		g_autofree char *driver = fmt_string(&nic->driver);
+		g_autofree char *rxq = fmt_int_unit(&nic->rx_queues, NULL);
+		g_autofree char *txq = fmt_int_unit(&nic->tx_queues, NULL);
+		g_autofree char *mtu = fmt_int_unit(&nic->mtu, "B");
 		g_autofree char *label = g_strdup_printf("nic %s", name);
 		g_autofree char *speed = NULL;
 		g_autofree char *line = NULL;
-		gint64 mbps = 0;
 
-		if (view_int(nic, "speed_mbps", &mbps))
-			speed = g_strdup_printf("%" G_GINT64_FORMAT " Mb/s", mbps);
+		if (cli_fact_ok(&nic->speed_mbps.fact))
+			speed = g_strdup_printf("%" G_GINT64_FORMAT " Mb/s", nic->speed_mbps.value);
 		else
 			speed = g_strdup("speed unknown");
 		line = g_strdup_printf("%s, queues %s rx/%s tx, MTU %s, %s", driver, rxq, txq, mtu,
@@ -370,14 +264,13 @@ static void table_net(GString *out, JsonObject *facts)
 	}
 }
 
-void cli_facts_render_table(GString *out, const char *guest, JsonObject *facts, gboolean color)
+void cli_facts_view_table(GString *out, const char *guest, const CliFacts *facts, gboolean color)
 {
-	JsonObject *os = view_object(facts, "os");
-	g_autofree char *pretty = fmt_string(os, "pretty_name");
-	g_autofree char *kernel = fmt_string(os, "kernel_release");
+	g_autofree char *pretty = fmt_string(&facts->os.pretty_name);
+	g_autofree char *kernel = fmt_string(&facts->os.kernel_release);
 	g_autofree char *osline = g_strdup_printf("%s, kernel %s", pretty, kernel);
-	g_autofree char *agent = fmt_string(facts, "agent_version");
-	JsonArray *errors = view_array(facts, "errors");
+	g_autofree char *agent = fmt_string(&facts->agent_version);
+	guint n_errors = cli_fact_ok(&facts->errors.fact) ? facts->errors.items->len : 0;
 
 	if (color)
 		g_string_append(out, CLI_COLOR_BOLD);
@@ -385,19 +278,24 @@ void cli_facts_render_table(GString *out, const char *guest, JsonObject *facts, 
 	if (color)
 		g_string_append(out, CLI_COLOR_RESET);
 	g_string_append_c(out, '\n');
-	table_cpu(out, facts, color);
-	table_memory(out, facts);
+	table_cpu(out, &facts->cpu, color);
+	table_memory(out, &facts->memory);
 	table_clock_steal(out, facts);
-	table_block(out, facts);
-	table_net(out, facts);
+	table_block(out, &facts->block);
+	table_net(out, &facts->net);
 	table_line(out, "os", osline);
 	table_line(out, "agent", agent);
-	if (errors != NULL && json_array_get_length(errors) > 0) {
-		g_autofree char *line = g_strdup_printf(
-		    "%u member%s could not be read (see audit)", json_array_get_length(errors),
-		    json_array_get_length(errors) == 1 ? "" : "s");
+	if (n_errors > 0) {
+		g_autofree char *line = g_strdup_printf("%u member%s could not be read (see audit)",
+		                                        n_errors, n_errors == 1 ? "" : "s");
 		table_line(out, "errors", line);
 	}
+}
+
+void cli_facts_render_table(GString *out, const char *guest, JsonObject *facts, gboolean color)
+{
+	g_autoptr(CliFacts) model = cli_facts_new(facts);
+	cli_facts_view_table(out, guest, model, color);
 }
 
 /* CSV */
@@ -420,130 +318,165 @@ static void csv_row(GString *out, const char *guest, const char *section, const 
 	g_string_append_c(out, '\n');
 }
 
-/* value of a scalar member as CSV text: "" for null/absent/wrong type */
 /*
- * A scalar member as CSV text. spec is "T:member" with T the contract type
- * (s string, i integer, d number, b boolean): a value of another type is
- * written as "" like null, so a column never mixes types.
+ * One row per member. A member that could not be read, or is of another type
+ * than the contract's, is written as "" like null, so a column never mixes
+ * types.
  */
-static char *csv_scalar(JsonObject *obj, const char *spec)
+typedef struct {
+	GString *out;
+	const char *guest;
+	const char *section;
+	const char *item;
+} CliCsvPlace;
+
+static void csv_string(const CliCsvPlace *at, const char *key, const CliFactString *value)
 {
-	const char *member = spec + 2;
-	const char *str = NULL;
-	gint64 i = 0;
-	double d = 0;
-	gboolean b = FALSE;
+	csv_row(at->out, at->guest, at->section, at->item, key, cli_fact_string_or(value, ""));
+}
+
+static void csv_int(const CliCsvPlace *at, const char *key, const CliFactInt *value)
+{
+	g_autofree char *text = cli_fact_ok(&value->fact)
+	                            ? g_strdup_printf("%" G_GINT64_FORMAT, value->value)
+	                            : g_strdup("");
+	csv_row(at->out, at->guest, at->section, at->item, key, text);
+}
+
+static void csv_double(const CliCsvPlace *at, const char *key, const CliFactDouble *value)
+{
 	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+	const char *text = "";
 
-	switch (spec[0]) {
-	case 's':
-		str = view_string(obj, member);
-		return g_strdup(str != NULL ? str : "");
-	case 'i':
-		if (view_int(obj, member, &i))
-			return g_strdup_printf("%" G_GINT64_FORMAT, i);
-		break;
-	case 'd':
-		if (view_double(obj, member, &d))
-			return g_strdup(g_ascii_formatd(buf, sizeof(buf), "%.6g", d));
-		break;
-	case 'b':
-		if (view_bool(obj, member, &b))
-			return g_strdup(b ? "true" : "false");
-		break;
-	default:
-		break;
-	}
-	return g_strdup("");
+	if (cli_fact_ok(&value->fact))
+		text = g_ascii_formatd(buf, sizeof(buf), "%.6g", value->value);
+	csv_row(at->out, at->guest, at->section, at->item, key, text);
 }
 
-static void csv_members(GString *out, const char *guest, const char *section, const char *item,
-                        JsonObject *obj, const char *const *members)
+static void csv_bool(const CliCsvPlace *at, const char *key, const CliFactBool *value)
 {
-	for (guint i = 0; members[i] != NULL; i++) {
-		g_autofree char *value = csv_scalar(obj, members[i]);
-		csv_row(out, guest, section, item, members[i] + 2, value);
+	const char *text = "";
+
+	if (cli_fact_ok(&value->fact))
+		text = value->value ? "true" : "false";
+	csv_row(at->out, at->guest, at->section, at->item, key, text);
+}
+
+static void csv_strv(const CliCsvPlace *at, const char *key, const CliFactStrv *value)
+{
+	g_autofree char *text =
+	    cli_fact_ok(&value->fact) ? g_strjoinv(" ", value->value) : g_strdup("");
+	csv_row(at->out, at->guest, at->section, at->item, key, text);
+}
+
+static void csv_cpu(GString *out, const char *guest, const CliFactsCpu *cpu)
+{
+	const CliFactsHypervisor *hv = &cpu->hypervisor;
+	CliCsvPlace at = { out, guest, "cpu", "" };
+	CliCsvPlace at_hv = { out, guest, "cpu", "hypervisor" };
+
+	csv_string(&at, "architecture", &cpu->architecture);
+	csv_string(&at, "model_name", &cpu->model_name);
+	csv_string(&at, "vendor", &cpu->vendor);
+	csv_int(&at, "count", &cpu->count);
+	csv_strv(&at, "flags", &cpu->flags);
+	csv_bool(&at_hv, "present", &hv->present);
+	csv_string(&at_hv, "vendor", &hv->vendor);
+	csv_string(&at_hv, "signature", &hv->signature);
+	csv_string(&at_hv, "source", &hv->source);
+}
+
+static void csv_memory(GString *out, const char *guest, const CliFactsMemory *memory)
+{
+	const CliFactsList *nodes = &memory->numa.nodes;
+	CliCsvPlace at = { out, guest, "memory", "" };
+	CliCsvPlace at_huge = { out, guest, "memory", "hugepages" };
+
+	csv_int(&at, "total_bytes", &memory->total_bytes);
+	csv_string(&at, "thp", &memory->thp);
+	csv_int(&at_huge, "total", &memory->hugepages.total);
+	csv_int(&at_huge, "free", &memory->hugepages.free);
+	csv_int(&at_huge, "size_bytes", &memory->hugepages.size_bytes);
+	for (guint i = 0; cli_fact_ok(&nodes->fact) && i < nodes->items->len; i++) {
+		const CliFactsNumaNode *node = g_ptr_array_index(nodes->items, i);
+		g_autofree char *item =
+		    cli_fact_ok(&node->id.fact)
+		        ? g_strdup_printf("node%" G_GINT64_FORMAT, node->id.value)
+		        : g_strdup("node?");
+		g_autofree char *cpulist =
+		    cli_fact_ok(&node->cpus.fact) ? fmt_cpulist(node->cpus.value) : g_strdup("");
+		CliCsvPlace at_node = { out, guest, "numa", item };
+
+		csv_row(out, guest, "numa", item, "cpus", cpulist);
+		csv_int(&at_node, "memory_bytes", &node->memory_bytes);
 	}
 }
 
-static void csv_strv(GString *out, const char *guest, const char *section, const char *item,
-                     JsonObject *obj, const char *member)
+static void csv_block(GString *out, const char *guest, const CliFactsList *block)
 {
-	g_auto(GStrv) strv = view_strv(obj, member);
-	g_autofree char *value = strv != NULL ? g_strjoinv(" ", strv) : g_strdup("");
-	csv_row(out, guest, section, item, member, value);
+	for (guint i = 0; cli_fact_ok(&block->fact) && i < block->items->len; i++) {
+		const CliFactsDisk *disk = g_ptr_array_index(block->items, i);
+		g_autofree char *item = cli_fact_ok(&disk->name.fact) ? g_strdup(disk->name.value)
+		                                                      : g_strdup_printf("[%u]", i);
+		CliCsvPlace at = { out, guest, "block", item };
+
+		csv_string(&at, "bus", &disk->bus);
+		csv_string(&at, "driver", &disk->driver);
+		csv_string(&at, "scheduler", &disk->scheduler);
+		csv_string(&at, "write_cache", &disk->write_cache);
+		csv_int(&at, "logical_block_size", &disk->logical_block_size);
+		csv_int(&at, "physical_block_size", &disk->physical_block_size);
+		csv_int(&at, "size_bytes", &disk->size_bytes);
+		csv_bool(&at, "rotational", &disk->rotational);
+		csv_bool(&at, "removable", &disk->removable);
+		csv_bool(&at, "cdrom", &disk->cdrom);
+		csv_string(&at, "model", &disk->model);
+		csv_strv(&at, "schedulers", &disk->schedulers);
+	}
+}
+
+static void csv_net(GString *out, const char *guest, const CliFactsList *net)
+{
+	for (guint i = 0; cli_fact_ok(&net->fact) && i < net->items->len; i++) {
+		const CliFactsNic *nic = g_ptr_array_index(net->items, i);
+		g_autofree char *item = cli_fact_ok(&nic->name.fact) ? g_strdup(nic->name.value)
+		                                                     : g_strdup_printf("[%u]", i);
+		CliCsvPlace at = { out, guest, "net", item };
+
+		csv_string(&at, "driver", &nic->driver);
+		csv_int(&at, "mtu", &nic->mtu);
+		csv_int(&at, "rx_queues", &nic->rx_queues);
+		csv_int(&at, "tx_queues", &nic->tx_queues);
+		csv_int(&at, "speed_mbps", &nic->speed_mbps);
+	}
+}
+
+void cli_facts_view_csv_rows(GString *out, const char *guest, const CliFacts *facts)
+{
+	const CliFactsSteal *steal = &facts->steal;
+	CliCsvPlace at_clock = { out, guest, "clocksource", "" };
+	CliCsvPlace at_steal = { out, guest, "steal", "" };
+	CliCsvPlace at_os = { out, guest, "os", "" };
+	CliCsvPlace at_agent = { out, guest, "agent", "" };
+
+	csv_cpu(out, guest, &facts->cpu);
+	csv_memory(out, guest, &facts->memory);
+	csv_string(&at_clock, "current", &facts->clocksource.current);
+	csv_strv(&at_clock, "available", &facts->clocksource.available);
+	csv_double(&at_steal, "percent", &steal->percent);
+	csv_int(&at_steal, "window_ms", &steal->window_ms);
+	csv_int(&at_steal, "steal_ticks", &steal->steal_ticks);
+	csv_int(&at_steal, "total_ticks", &steal->total_ticks);
+	csv_int(&at_steal, "user_hz", &steal->user_hz);
+	csv_block(out, guest, &facts->block);
+	csv_net(out, guest, &facts->net);
+	csv_string(&at_os, "kernel_release", &facts->os.kernel_release);
+	csv_string(&at_os, "pretty_name", &facts->os.pretty_name);
+	csv_string(&at_agent, "agent_version", &facts->agent_version);
 }
 
 void cli_facts_render_csv_rows(GString *out, const char *guest, JsonObject *facts)
 {
-	JsonObject *cpu = view_object(facts, "cpu");
-	JsonObject *hv = view_object(cpu, "hypervisor");
-	JsonObject *memory = view_object(facts, "memory");
-	JsonObject *huge = view_object(memory, "hugepages");
-	JsonArray *nodes = view_array(view_object(memory, "numa"), "nodes");
-	JsonArray *block = view_array(facts, "block");
-	JsonArray *net = view_array(facts, "net");
-	const char *const cpu_members[] = { "s:architecture", "s:model_name", "s:vendor", "i:count",
-		                            NULL };
-	const char *const hv_members[] = { "b:present", "s:vendor", "s:signature", "s:source",
-		                           NULL };
-	const char *const mem_members[] = { "i:total_bytes", "s:thp", NULL };
-	const char *const huge_members[] = { "i:total", "i:free", "i:size_bytes", NULL };
-	const char *const clock_members[] = { "s:current", NULL };
-	const char *const steal_members[] = { "d:percent",     "i:window_ms", "i:steal_ticks",
-		                              "i:total_ticks", "i:user_hz",   NULL };
-	const char *const disk_members[] = { "s:bus",
-		                             "s:driver",
-		                             "s:scheduler",
-		                             "s:write_cache",
-		                             "i:logical_block_size",
-		                             "i:physical_block_size",
-		                             "i:size_bytes",
-		                             "b:rotational",
-		                             "b:removable",
-		                             "b:cdrom",
-		                             "s:model",
-		                             NULL };
-	const char *const nic_members[] = { "s:driver",    "i:mtu",        "i:rx_queues",
-		                            "i:tx_queues", "i:speed_mbps", NULL };
-	const char *const os_members[] = { "s:kernel_release", "s:pretty_name", NULL };
-
-	csv_members(out, guest, "cpu", "", cpu, cpu_members);
-	csv_strv(out, guest, "cpu", "", cpu, "flags");
-	csv_members(out, guest, "cpu", "hypervisor", hv, hv_members);
-	csv_members(out, guest, "memory", "", memory, mem_members);
-	csv_members(out, guest, "memory", "hugepages", huge, huge_members);
-	for (guint i = 0; nodes != NULL && i < json_array_get_length(nodes); i++) {
-		JsonObject *node = view_element(nodes, i);
-		g_autoptr(GArray) cpus = view_int_array(node, "cpus");
-		g_autofree char *id = csv_scalar(node, "i:id");
-		g_autofree char *item = g_strdup_printf("node%s", id[0] != '\0' ? id : "?");
-		g_autofree char *cpulist = cpus != NULL ? fmt_cpulist(cpus) : g_strdup("");
-		g_autofree char *mem = csv_scalar(node, "i:memory_bytes");
-
-		csv_row(out, guest, "numa", item, "cpus", cpulist);
-		csv_row(out, guest, "numa", item, "memory_bytes", mem);
-	}
-	csv_members(out, guest, "clocksource", "", view_object(facts, "clocksource"),
-	            clock_members);
-	csv_strv(out, guest, "clocksource", "", view_object(facts, "clocksource"), "available");
-	csv_members(out, guest, "steal", "", view_object(facts, "steal"), steal_members);
-	for (guint i = 0; block != NULL && i < json_array_get_length(block); i++) {
-		JsonObject *disk = view_element(block, i);
-		const char *name = view_string(disk, "name");
-		g_autofree char *item = name != NULL ? g_strdup(name) : g_strdup_printf("[%u]", i);
-
-		csv_members(out, guest, "block", item, disk, disk_members);
-		csv_strv(out, guest, "block", item, disk, "schedulers");
-	}
-	for (guint i = 0; net != NULL && i < json_array_get_length(net); i++) {
-		JsonObject *nic = view_element(net, i);
-		const char *name = view_string(nic, "name");
-		g_autofree char *item = name != NULL ? g_strdup(name) : g_strdup_printf("[%u]", i);
-
-		csv_members(out, guest, "net", item, nic, nic_members);
-	}
-	csv_members(out, guest, "os", "", view_object(facts, "os"), os_members);
-	csv_members(out, guest, "agent", "", facts,
-	            (const char *const[]){ "s:agent_version", NULL });
+	g_autoptr(CliFacts) model = cli_facts_new(facts);
+	cli_facts_view_csv_rows(out, guest, model);
 }

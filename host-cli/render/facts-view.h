@@ -3,6 +3,8 @@
 
 #include <json-glib/json-glib.h>
 
+#include "analysis/facts.h"
+
 G_BEGIN_DECLS
 
 /*
@@ -11,9 +13,11 @@ G_BEGIN_DECLS
  * Every number has its unit; what cannot be read shows as "unknown".
  */
 void cli_facts_render_table(GString *out, const char *guest, JsonObject *facts, gboolean color);
+void cli_facts_view_table(GString *out, const char *guest, const CliFacts *facts, gboolean color);
 
 /* CSV: header "guest,section,item,key,value", then one row per guest per fact. */
 void cli_facts_render_csv_header(GString *out);
 void cli_facts_render_csv_rows(GString *out, const char *guest, JsonObject *facts);
+void cli_facts_view_csv_rows(GString *out, const char *guest, const CliFacts *facts);
 
 G_END_DECLS

@@ -5,6 +5,7 @@
 
 #include "guestbench-protocol.h"
 
+#include "analysis/facts.h"
 #include "analysis/units.h"
 
 #include "render/report-html.h"
@@ -126,113 +127,101 @@ static void cli_report_append_table(GString *out, CliComparison *cmp, guint firs
 
 /* ---- facts --------------------------------------------------------------------------- */
 
-typedef char *(*CliReportFactFunc)(JsonObject *facts, JsonObject *params);
+/* Each row of the facts table, from the facts model; NULL when the facts do not say. */
+typedef char *(*CliReportFactFunc)(const CliFacts *facts, JsonObject *params);
 
-static char *cli_report_fact_string(JsonObject *facts, const char *section, const char *member)
+static char *cli_report_fact_string(const CliFactString *value)
 {
-	JsonObject *obj = NULL;
-	const char *value = NULL;
-
-	if (!gb_json_get_object(facts, section, GB_JSON_OPTIONAL, &obj, NULL) || obj == NULL ||
-	    !gb_json_get_string(obj, member, GB_JSON_OPTIONAL, &value, NULL) || value == NULL)
-		return NULL;
-	return g_strdup(value);
+	return g_strdup(cli_fact_string_or(value, NULL));
 }
 
-static char *cli_report_fact_cpu_model(JsonObject *facts, JsonObject *params)
+static char *cli_report_fact_cpu_model(const CliFacts *facts, JsonObject *params)
 {
-	return cli_report_fact_string(facts, "cpu", "model_name");
+	return cli_report_fact_string(&facts->cpu.model_name);
 }
 
-static char *cli_report_fact_hypervisor(JsonObject *facts, JsonObject *params)
+static char *cli_report_fact_hypervisor(const CliFacts *facts, JsonObject *params)
 {
-	JsonObject *cpu = NULL;
-	JsonObject *hv = NULL;
-	const char *vendor = NULL;
-	gboolean present = FALSE;
+	const CliFactsHypervisor *hv = &facts->cpu.hypervisor;
 
-	if (!gb_json_get_object(facts, "cpu", GB_JSON_OPTIONAL, &cpu, NULL) || cpu == NULL ||
-	    !gb_json_get_object(cpu, "hypervisor", GB_JSON_OPTIONAL, &hv, NULL) || hv == NULL)
+	if (!cli_fact_ok(&hv->present.fact))
 		return NULL;
-	if (!gb_json_get_bool(hv, "present", GB_JSON_REQUIRED, &present, NULL))
-		return NULL;
-	if (!present)
+	if (!hv->present.value)
 		return g_strdup("none");
-	if (!gb_json_get_string(hv, "vendor", GB_JSON_OPTIONAL, &vendor, NULL) || vendor == NULL)
-		return g_strdup("present");
-	return g_strdup(vendor);
+	return g_strdup(cli_fact_string_or(&hv->vendor, "present"));
 }
 
-static char *cli_report_fact_count(JsonObject *facts, JsonObject *params)
+/* An integer within min..max, as the row wants it. */
+static gboolean cli_report_int(const CliFactInt *value, gint64 min, gint64 max, gint64 *out)
 {
-	JsonObject *cpu = NULL;
+	if (!cli_fact_ok(&value->fact) || value->value < min || value->value > max)
+		return FALSE;
+	*out = value->value;
+	return TRUE;
+}
+
+static char *cli_report_fact_count(const CliFacts *facts, JsonObject *params)
+{
 	gint64 count = 0;
 
-	if (!gb_json_get_object(facts, "cpu", GB_JSON_OPTIONAL, &cpu, NULL) || cpu == NULL ||
-	    !gb_json_get_int(cpu, "count", GB_JSON_REQUIRED, 0, G_MAXINT32, &count, NULL))
+	if (!cli_report_int(&facts->cpu.count, 0, G_MAXINT32, &count))
 		return NULL;
 	return g_strdup_printf("%" G_GINT64_FORMAT, count);
 }
 
 /* "aes yes, pclmulqdq yes, avx2 no, vaes no": the flags that decide crypto speed. */
-static char *cli_report_fact_flags(JsonObject *facts, JsonObject *params)
+static char *cli_report_fact_flags(const CliFacts *facts, JsonObject *params)
 {
 	static const char *const wanted[] = { "aes", "pclmulqdq", "avx2", "vaes", "sha_ni", NULL };
-	JsonObject *cpu = NULL;
-	g_auto(GStrv) flags = NULL;
+	const CliFactStrv *flags = &facts->cpu.flags;
 	g_autoptr(GString) str = g_string_new(NULL);
 
-	if (!gb_json_get_object(facts, "cpu", GB_JSON_OPTIONAL, &cpu, NULL) || cpu == NULL ||
-	    !gb_json_get_strv(cpu, "flags", GB_JSON_REQUIRED, &flags, NULL))
+	if (!cli_fact_ok(&flags->fact))
 		return NULL;
 	for (guint i = 0; wanted[i] != NULL; i++) {
 		g_string_append_printf(
 		    str, "%s%s %s", i > 0 ? ", " : "", wanted[i],
-		    g_strv_contains((const char *const *)flags, wanted[i]) ? "yes" : "no");
+		    g_strv_contains((const char *const *)flags->value, wanted[i]) ? "yes" : "no");
 	}
 	return g_string_free(g_steal_pointer(&str), FALSE);
 }
 
-static char *cli_report_fact_memory(JsonObject *facts, JsonObject *params)
+static char *cli_report_fact_memory(const CliFacts *facts, JsonObject *params)
 {
-	JsonObject *mem = NULL;
-	JsonObject *huge = NULL;
-	const char *thp = NULL;
+	const CliFactsMemory *mem = &facts->memory;
 	gint64 total = -1, huge_total = -1;
 	g_autoptr(GString) str = g_string_new(NULL);
 
-	if (!gb_json_get_object(facts, "memory", GB_JSON_OPTIONAL, &mem, NULL) || mem == NULL)
+	if (!cli_fact_ok(&mem->node.fact))
 		return NULL;
-	if (gb_json_get_int(mem, "total_bytes", GB_JSON_REQUIRED, 0, G_MAXINT64, &total, NULL)) {
+	if (cli_report_int(&mem->total_bytes, 0, G_MAXINT64, &total)) {
 		g_autofree char *bytes = cli_format_bytes(total);
 		g_string_append(str, bytes);
 	}
-	if (gb_json_get_object(mem, "hugepages", GB_JSON_OPTIONAL, &huge, NULL) && huge != NULL &&
-	    gb_json_get_int(huge, "total", GB_JSON_REQUIRED, 0, G_MAXINT64, &huge_total, NULL))
+	if (cli_report_int(&mem->hugepages.total, 0, G_MAXINT64, &huge_total))
 		g_string_append_printf(str, "%shugepages %" G_GINT64_FORMAT,
 		                       str->len > 0 ? ", " : "", huge_total);
-	if (gb_json_get_string(mem, "thp", GB_JSON_OPTIONAL, &thp, NULL) && thp != NULL)
-		g_string_append_printf(str, "%sTHP %s", str->len > 0 ? ", " : "", thp);
+	if (cli_fact_ok(&mem->thp.fact))
+		g_string_append_printf(str, "%sTHP %s", str->len > 0 ? ", " : "", mem->thp.value);
 	if (str->len == 0)
 		return NULL;
 	return g_string_free(g_steal_pointer(&str), FALSE);
 }
 
-/* One line per element of an array section, from a per-element formatter. */
-static char *cli_report_fact_list(JsonObject *facts, const char *section,
-                                  char *(*item)(JsonObject *obj))
+/* One line per object element of a list section, from a per-element formatter. */
+static char *cli_report_fact_list(const CliFactsList *list, char *(*item)(gconstpointer element))
 {
-	JsonArray *arr = NULL;
 	g_autoptr(GString) str = g_string_new(NULL);
 
-	if (!gb_json_get_array(facts, section, GB_JSON_OPTIONAL, &arr, NULL) || arr == NULL)
+	if (!cli_fact_ok(&list->fact))
 		return NULL;
-	for (guint i = 0; i < json_array_get_length(arr); i++) {
-		JsonObject *obj = NULL;
+	for (guint i = 0; i < list->items->len; i++) {
+		const CliFactsNode *node = g_ptr_array_index(list->items, i);
 		g_autofree char *text = NULL;
-		if (!gb_json_node_get_object(json_array_get_element(arr, i), section, &obj, NULL))
+
+		if (!cli_fact_ok(&node->fact))
 			continue;
-		text = item(obj);
+		text = item(node);
 		if (text == NULL)
 			continue;
 		g_string_append_printf(str, "%s%s", str->len > 0 ? "\n" : "", text);
@@ -242,60 +231,51 @@ static char *cli_report_fact_list(JsonObject *facts, const char *section,
 	return g_string_free(g_steal_pointer(&str), FALSE);
 }
 
-static const char *cli_report_str_or(JsonObject *obj, const char *member, const char *fallback)
+static char *cli_report_block_item(gconstpointer element)
 {
-	const char *value = NULL;
+	const CliFactsDisk *disk = element;
 
-	if (!gb_json_get_string(obj, member, GB_JSON_OPTIONAL, &value, NULL) || value == NULL)
-		return fallback;
-	return value;
-}
-
-static char *cli_report_block_item(JsonObject *disk)
-{
 	/* cdroms and loops say nothing about disk speed */
-	gboolean cdrom = FALSE;
-
-	if (gb_json_get_bool(disk, "cdrom", GB_JSON_OPTIONAL, &cdrom, NULL) && cdrom)
+	if (cli_fact_ok(&disk->cdrom.fact) && disk->cdrom.value)
 		return NULL;
 	return g_strdup_printf("%s: %s (%s), scheduler %s, %s",
-	                       cli_report_str_or(disk, "name", "?"),
-	                       cli_report_str_or(disk, "bus", "unknown bus"),
-	                       cli_report_str_or(disk, "driver", "unknown driver"),
-	                       cli_report_str_or(disk, "scheduler", "unknown"),
-	                       cli_report_str_or(disk, "write_cache", "cache unknown"));
+	                       cli_fact_string_or(&disk->name, "?"),
+	                       cli_fact_string_or(&disk->bus, "unknown bus"),
+	                       cli_fact_string_or(&disk->driver, "unknown driver"),
+	                       cli_fact_string_or(&disk->scheduler, "unknown"),
+	                       cli_fact_string_or(&disk->write_cache, "cache unknown"));
 }
 
-static char *cli_report_net_item(JsonObject *nic)
+static char *cli_report_net_item(gconstpointer element)
 {
-	const char *driver = NULL;
+	const CliFactsNic *nic = element;
 	gint64 rx = 0, tx = 0, mtu = 0;
 
 	/* interfaces without a driver (lo, ifb, bridges) carry no guest traffic of note */
-	if (!gb_json_get_string(nic, "driver", GB_JSON_OPTIONAL, &driver, NULL) || driver == NULL)
+	if (!cli_fact_ok(&nic->driver.fact))
 		return NULL;
-	gb_json_get_int(nic, "rx_queues", GB_JSON_OPTIONAL, 0, G_MAXINT32, &rx, NULL);
-	gb_json_get_int(nic, "tx_queues", GB_JSON_OPTIONAL, 0, G_MAXINT32, &tx, NULL);
-	gb_json_get_int(nic, "mtu", GB_JSON_OPTIONAL, 0, G_MAXINT32, &mtu, NULL);
+	cli_report_int(&nic->rx_queues, 0, G_MAXINT32, &rx);
+	cli_report_int(&nic->tx_queues, 0, G_MAXINT32, &tx);
+	cli_report_int(&nic->mtu, 0, G_MAXINT32, &mtu);
 	return g_strdup_printf("%s: %s, %" G_GINT64_FORMAT "/%" G_GINT64_FORMAT
 	                       " queues, MTU %" G_GINT64_FORMAT,
-	                       cli_report_str_or(nic, "name", "?"), driver, rx, tx, mtu);
+	                       cli_fact_string_or(&nic->name, "?"), nic->driver.value, rx, tx, mtu);
 }
 
-static char *cli_report_fact_disks(JsonObject *facts, JsonObject *params)
+static char *cli_report_fact_disks(const CliFacts *facts, JsonObject *params)
 {
-	return cli_report_fact_list(facts, "block", cli_report_block_item);
+	return cli_report_fact_list(&facts->block, cli_report_block_item);
 }
 
-static char *cli_report_fact_nics(JsonObject *facts, JsonObject *params)
+static char *cli_report_fact_nics(const CliFacts *facts, JsonObject *params)
 {
-	return cli_report_fact_list(facts, "net", cli_report_net_item);
+	return cli_report_fact_list(&facts->net, cli_report_net_item);
 }
 
-static char *cli_report_fact_kernel(JsonObject *facts, JsonObject *params)
+static char *cli_report_fact_kernel(const CliFacts *facts, JsonObject *params)
 {
-	g_autofree char *pretty = cli_report_fact_string(facts, "os", "pretty_name");
-	g_autofree char *kernel = cli_report_fact_string(facts, "os", "kernel_release");
+	const char *pretty = cli_fact_string_or(&facts->os.pretty_name, NULL);
+	const char *kernel = cli_fact_string_or(&facts->os.kernel_release, NULL);
 
 	if (pretty == NULL && kernel == NULL)
 		return NULL;
@@ -304,7 +284,7 @@ static char *cli_report_fact_kernel(JsonObject *facts, JsonObject *params)
 	                       kernel != NULL ? kernel : "");
 }
 
-static char *cli_report_fact_params(JsonObject *facts, JsonObject *params)
+static char *cli_report_fact_params(const CliFacts *facts, JsonObject *params)
 {
 	g_autoptr(GString) str = g_string_new(NULL);
 	g_autoptr(GList) members = NULL;
@@ -351,6 +331,8 @@ static void cli_report_append_lines(GString *out, const char *text)
 static void cli_report_append_facts(GString *out, CliComparison *cmp)
 {
 	guint n = cmp->columns->len;
+	g_autoptr(GPtrArray) models =
+	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_facts_free);
 
 	g_string_append(out, "<section class=\"facts\"><h2>What each guest saw</h2>"
 	                     "<p class=\"legendnote\">From the facts saved with each result; "
@@ -363,13 +345,19 @@ static void cli_report_append_facts(GString *out, CliComparison *cmp)
 		g_string_append(out, "</th>");
 	}
 	g_string_append(out, "</tr></thead><tbody>");
+	/* each column's facts are read once, for every row */
+	for (guint c = 0; c < n; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		g_ptr_array_add(models, cli_facts_new(col->facts));
+	}
 	for (guint f = 0; f < G_N_ELEMENTS(cli_report_facts); f++) {
 		g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func(g_free);
 		gboolean any = FALSE;
 
 		for (guint c = 0; c < n; c++) {
 			CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
-			char *v = cli_report_facts[f].func(col->facts, col->params);
+			char *v =
+			    cli_report_facts[f].func(g_ptr_array_index(models, c), col->params);
 			any = any || v != NULL;
 			g_ptr_array_add(values, v);
 		}

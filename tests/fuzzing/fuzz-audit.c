@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A guest's gb-get-facts result is whatever the guest chose to send: the
- * audit rules and the facts/audit views run on fuzzed facts JSON. What the
- * CLI prints from it must stay valid UTF-8 and free of terminal escapes.
+ * facts model, the audit rules and the facts/audit views run on fuzzed facts
+ * JSON. What the CLI prints from it must stay valid UTF-8 and free of
+ * terminal escapes.
  */
 #include "config.h"
 
@@ -40,6 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	g_autoptr(CliAuditSummary) summary = cli_audit_summary_new();
 	g_autoptr(JsonNode) summary_json = NULL;
 	JsonObject *facts = NULL;
+	g_autoptr(CliFacts) model = NULL;
 
 	if (size > 256 * 1024)
 		return 0;
@@ -48,7 +50,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (root != NULL && JSON_NODE_HOLDS_OBJECT(root))
 		facts = json_node_get_object(root);
 
-	findings = cli_audit_run(facts);
+	/* read once, as the audit command does, for the rules and the views */
+	model = cli_facts_new(facts);
+	for (guint i = 0; i < model->problems->len; i++) {
+		CliFactsProblem *problem = g_ptr_array_index(model->problems, i);
+		if (problem->path == NULL || problem->why == NULL)
+			abort();
+	}
+	findings = cli_audit_run_facts(model);
 	if (findings == NULL)
 		abort();
 	for (guint i = 0; i < findings->len; i++) {
@@ -74,11 +83,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (summary_json == NULL)
 		abort();
 	if (facts != NULL) {
-		cli_facts_render_table(view, "guest", facts, FALSE);
+		cli_facts_view_table(view, "guest", model, FALSE);
 		fuzz_audit_check_text(view);
 		g_string_truncate(view, 0);
 		cli_facts_render_csv_header(view);
-		cli_facts_render_csv_rows(view, "guest", facts);
+		cli_facts_view_csv_rows(view, "guest", model);
 		if (!g_utf8_validate(view->str, (gssize)view->len, NULL))
 			abort();
 	}
