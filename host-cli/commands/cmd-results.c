@@ -75,10 +75,10 @@ static GString *cli_runs_render_json(const char *dir, GPtrArray *entries)
 	return out;
 }
 
-static GString *cli_runs_render_table(CliApp *app, GPtrArray *entries)
+/* One row per saved run; the text and the CSV are drawn from it. */
+static CliTable *cli_runs_table(GPtrArray *entries)
 {
-	g_autoptr(CliTable) table = cli_table_new("ID", "DATE", "COMMAND", "GUESTS", NULL);
-	GString *out = g_string_new(NULL);
+	CliTable *table = cli_table_new("ID", "DATE", "COMMAND", "GUESTS", NULL);
 
 	for (guint i = 0; i < entries->len; i++) {
 		CliRunEntry *e = g_ptr_array_index(entries, i);
@@ -98,8 +98,7 @@ static GString *cli_runs_render_table(CliApp *app, GPtrArray *entries)
 		cli_table_add_row(table, e->id, e->date != NULL ? e->date : "?",
 		                  e->command != NULL ? e->command : "?", guests->str);
 	}
-	cli_table_render(table, cli_app_use_color(app), out);
-	return out;
+	return table;
 }
 
 int cli_results_run(CliApp *app, GError **error)
@@ -107,13 +106,20 @@ int cli_results_run(CliApp *app, GError **error)
 	g_autofree char *dir = cli_runs_default_dir();
 	g_autoptr(GPtrArray) entries = cli_runs_list(dir, error);
 	g_autoptr(GString) doc = NULL;
+	g_autoptr(CliTable) table = NULL;
 
 	if (entries == NULL)
 		return CLI_EXIT_GUEST;
-	if (app->opts.format == CLI_FORMAT_JSON)
+	if (app->opts.format == CLI_FORMAT_JSON) {
 		doc = cli_runs_render_json(dir, entries);
-	else
-		doc = cli_runs_render_table(app, entries);
+	} else {
+		table = cli_runs_table(entries);
+		doc = g_string_new(NULL);
+		if (app->opts.format == CLI_FORMAT_CSV)
+			cli_table_render_csv(table, doc);
+		else
+			cli_table_render(table, cli_app_use_color(app), doc);
+	}
 	if (entries->len == 0 && app->opts.format != CLI_FORMAT_JSON && !app->opts.quiet)
 		g_printerr("no saved runs in %s\n", dir);
 	return cli_app_write_doc(app, doc, error) ? CLI_EXIT_OK : CLI_EXIT_USAGE;
@@ -125,5 +131,7 @@ const CliCommand cli_cmd_results = {
 	.summary = "List the saved benchmark runs: id, date, command, guests",
 	.description = CLI_RESULTS_DESCRIPTION,
 	.prepare = cli_results_prepare,
+	.formats = CLI_FORMAT_BIT(CLI_FORMAT_TABLE) | CLI_FORMAT_BIT(CLI_FORMAT_JSON) |
+	           CLI_FORMAT_BIT(CLI_FORMAT_CSV),
 	.run = cli_results_run,
 };

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <math.h>
 #include <stdarg.h>
 
+#include "render/csv.h"
 #include "render/escape.h"
 #include "render/table.h"
 
@@ -12,15 +14,23 @@
 #define CLI_COLOR_BLUE "\033[34m"
 #define CLI_COLOR_RESET "\033[0m"
 
+/*
+ * Cells are kept as given: the text rendering escapes them, CSV escapes
+ * controls (and invalid UTF-8) but keeps CR/LF, JSON makes them valid UTF-8
+ * and the generator escapes the rest. So every format is drawn from the
+ * same rows.
+ */
 struct _CliTable {
 	GPtrArray *headers; /* char * */
-	GPtrArray *rows;    /* GPtrArray of char *, escaped */
+	GArray *kinds;      /* CliColumnKind per column */
+	GPtrArray *rows;    /* GPtrArray of char * */
 };
 
 static CliTable *cli_table_new_empty(void)
 {
 	CliTable *table = g_new0(CliTable, 1);
 	table->headers = g_ptr_array_new_with_free_func(g_free);
+	table->kinds = g_array_new(FALSE, TRUE, sizeof(CliColumnKind));
 	table->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
 	return table;
 }
@@ -32,8 +42,9 @@ CliTable *cli_table_new(const char *first_header, ...)
 
 	va_start(args, first_header);
 	for (const char *h = first_header; h != NULL; h = va_arg(args, const char *))
-		g_ptr_array_add(table->headers, cli_escape_terminal(h));
+		g_ptr_array_add(table->headers, g_strdup(h));
 	va_end(args);
+	g_array_set_size(table->kinds, table->headers->len);
 	return table;
 }
 
@@ -42,6 +53,7 @@ void cli_table_free(CliTable *table)
 	if (table == NULL)
 		return;
 	g_ptr_array_unref(table->headers);
+	g_array_unref(table->kinds);
 	g_ptr_array_unref(table->rows);
 	g_free(table);
 }
@@ -51,7 +63,7 @@ void cli_table_add_rowv(CliTable *table, const char *const *cells)
 	GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
 
 	for (guint i = 0; i < table->headers->len; i++)
-		g_ptr_array_add(row, cli_escape_terminal(cells[i]));
+		g_ptr_array_add(row, g_strdup(cells[i] != NULL ? cells[i] : ""));
 	g_ptr_array_add(table->rows, row);
 }
 
@@ -70,6 +82,28 @@ void cli_table_add_row(CliTable *table, const char *first_cell, ...)
 guint cli_table_get_n_rows(const CliTable *table)
 {
 	return table->rows->len;
+}
+
+void cli_table_set_column_kind(CliTable *table, guint column, CliColumnKind kind)
+{
+	g_return_if_fail(column < table->kinds->len);
+	g_array_index(table->kinds, CliColumnKind, column) = kind;
+}
+
+char *cli_table_header_key(const char *header)
+{
+	GString *key = g_string_new(NULL);
+
+	/* "FAULT ns/4k" -> "fault_ns_4k": lower case, runs of anything else one '_' */
+	for (const char *p = header; *p != '\0'; p++) {
+		if (g_ascii_isalnum(*p))
+			g_string_append_c(key, g_ascii_tolower(*p));
+		else if (key->len > 0 && key->str[key->len - 1] != '_')
+			g_string_append_c(key, '_');
+	}
+	while (key->len > 0 && key->str[key->len - 1] == '_')
+		g_string_truncate(key, key->len - 1);
+	return g_string_free(key, FALSE);
 }
 
 static const char *cli_table_status_color(const char *value)
@@ -115,24 +149,111 @@ static void cli_table_render_row(const CliTable *table, GPtrArray *cells, const 
 	g_string_free(line, TRUE);
 }
 
+static GPtrArray *cli_table_escape_row(GPtrArray *cells)
+{
+	GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
+
+	for (guint i = 0; i < cells->len; i++)
+		g_ptr_array_add(row, cli_escape_terminal(g_ptr_array_index(cells, i)));
+	return row;
+}
+
 void cli_table_render(const CliTable *table, gboolean color, GString *out)
 {
 	g_autofree gsize *widths = g_new0(gsize, table->headers->len);
+	g_autoptr(GPtrArray) headers = cli_table_escape_row(table->headers);
+	g_autoptr(GPtrArray) rows =
+	    g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
 	gint status_col = -1;
 
-	for (guint i = 0; i < table->headers->len; i++) {
-		const char *header = g_ptr_array_index(table->headers, i);
+	for (guint i = 0; i < headers->len; i++) {
+		const char *header = g_ptr_array_index(headers, i);
 		widths[i] = cli_text_width(header);
 		if (g_strcmp0(header, "STATUS") == 0)
 			status_col = i;
 	}
 	for (guint r = 0; r < table->rows->len; r++) {
-		GPtrArray *row = g_ptr_array_index(table->rows, r);
+		GPtrArray *row = cli_table_escape_row(g_ptr_array_index(table->rows, r));
 		for (guint i = 0; i < row->len; i++)
 			widths[i] = MAX(widths[i], cli_text_width(g_ptr_array_index(row, i)));
+		g_ptr_array_add(rows, row);
 	}
-	cli_table_render_row(table, table->headers, widths, -1, FALSE, out);
-	for (guint r = 0; r < table->rows->len; r++)
-		cli_table_render_row(table, g_ptr_array_index(table->rows, r), widths, status_col,
-		                     color, out);
+	cli_table_render_row(table, headers, widths, -1, FALSE, out);
+	for (guint r = 0; r < rows->len; r++)
+		cli_table_render_row(table, g_ptr_array_index(rows, r), widths, status_col, color,
+		                     out);
+}
+
+void cli_table_render_csv(const CliTable *table, GString *out)
+{
+	for (guint i = 0; i < table->headers->len; i++) {
+		g_autofree char *key = cli_table_header_key(g_ptr_array_index(table->headers, i));
+		if (i > 0)
+			g_string_append_c(out, ',');
+		cli_csv_append_field(out, key);
+	}
+	g_string_append_c(out, '\n');
+	for (guint r = 0; r < table->rows->len; r++) {
+		GPtrArray *row = g_ptr_array_index(table->rows, r);
+		for (guint i = 0; i < row->len; i++) {
+			if (i > 0)
+				g_string_append_c(out, ',');
+			cli_csv_append_text(out, g_ptr_array_index(row, i));
+		}
+		g_string_append_c(out, '\n');
+	}
+}
+
+/* A cell of a numeric column as a JSON number; null when it holds none (e.g. "-"). */
+static void cli_table_add_json_cell(JsonBuilder *builder, CliColumnKind kind, const char *cell)
+{
+	gint64 integer = 0;
+	char *end = NULL;
+	double number;
+	g_autofree char *valid = NULL;
+
+	switch (kind) {
+	case CLI_COLUMN_INTEGER:
+		if (g_ascii_string_to_signed(cell, 10, G_MININT64, G_MAXINT64, &integer, NULL))
+			json_builder_add_int_value(builder, integer);
+		else
+			json_builder_add_null_value(builder);
+		return;
+	case CLI_COLUMN_NUMBER:
+		number = g_ascii_strtod(cell, &end);
+		if (cell[0] != '\0' && end != NULL && *end == '\0' && isfinite(number))
+			json_builder_add_double_value(builder, number);
+		else
+			json_builder_add_null_value(builder);
+		return;
+	case CLI_COLUMN_TEXT:
+	default:
+		valid = g_utf8_make_valid(cell, -1);
+		json_builder_add_string_value(builder, valid);
+		return;
+	}
+}
+
+JsonNode *cli_table_to_json(const CliTable *table)
+{
+	g_autoptr(JsonBuilder) builder = json_builder_new();
+	g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
+
+	for (guint i = 0; i < table->headers->len; i++)
+		g_ptr_array_add(keys, cli_table_header_key(g_ptr_array_index(table->headers, i)));
+	json_builder_begin_array(builder);
+	for (guint r = 0; r < table->rows->len; r++) {
+		GPtrArray *row = g_ptr_array_index(table->rows, r);
+
+		json_builder_begin_object(builder);
+		for (guint i = 0; i < row->len; i++) {
+			json_builder_set_member_name(builder, g_ptr_array_index(keys, i));
+			cli_table_add_json_cell(builder,
+			                        g_array_index(table->kinds, CliColumnKind, i),
+			                        g_ptr_array_index(row, i));
+		}
+		json_builder_end_object(builder);
+	}
+	json_builder_end_array(builder);
+	return json_builder_get_root(builder);
 }

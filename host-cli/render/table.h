@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include <glib.h>
+#include <json-glib/json-glib.h>
 
 G_BEGIN_DECLS
 
 /*
- * An aligned text table. Cells are escaped when added. A column whose header
- * is "STATUS" is coloured by value (ok/PASS green, error/FAIL red,
+ * A table of rows, drawn as aligned text, as CSV or as JSON from the same
+ * rows. Cells are kept as given and escaped by each format: the text one
+ * escapes terminal controls (render/escape.h), CSV controls except CR/LF,
+ * JSON through the generator. In the text, a column whose header is
+ * "STATUS" is coloured by value (ok/PASS green, error/FAIL red,
  * timeout/WARN yellow, NOTE blue) when rendered with colour.
  */
 typedef struct _CliTable CliTable;
@@ -19,6 +22,24 @@ void cli_table_add_row(CliTable *table, const char *first_cell, ...);
 void cli_table_add_rowv(CliTable *table, const char *const *cells);
 guint cli_table_get_n_rows(const CliTable *table);
 void cli_table_render(const CliTable *table, gboolean color, GString *out);
+
+/* What a column holds, for JSON: text (the default), a whole number, a number. */
+typedef enum {
+	CLI_COLUMN_TEXT,
+	CLI_COLUMN_INTEGER,
+	CLI_COLUMN_NUMBER,
+} CliColumnKind;
+
+void cli_table_set_column_kind(CliTable *table, guint column, CliColumnKind kind);
+/* The header as a CSV column name and JSON member: "FAULT ns/4k" -> "fault_ns_4k". */
+char *cli_table_header_key(const char *header);
+/* A header line of the keys, then one line per row (RFC 4180 quoting). */
+void cli_table_render_csv(const CliTable *table, GString *out);
+/*
+ * An array with one object per row, members named by the keys; cells of a
+ * numeric column are numbers, or null when they hold none.
+ */
+JsonNode *cli_table_to_json(const CliTable *table);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliTable, cli_table_free)
 

@@ -544,6 +544,19 @@ static void test_save(void)
 	g_assert_cmpint(list->status, ==, 0);
 	g_assert_nonnull(strstr(list->out, "ID"));
 	g_assert_nonnull(strstr(list->out, "bench aes"));
+	/* csv: the table's rows and columns, the id first */
+	g_clear_pointer(&list, cli_run_free);
+	list = cli_run_env(home, "results", "--format", "csv", NULL);
+	g_assert_cmpint(list->status, ==, 0);
+	g_assert_true(g_str_has_prefix(list->out, "id,date,command,guests\n"));
+	{
+		g_autofree char *base = g_path_get_basename(path);
+		g_autofree char *id = g_strndup(base, strlen(base) - strlen(".json"));
+		g_autofree char *row = g_strdup_printf("\n%s,", id);
+
+		g_assert_nonnull(strstr(list->out, row));
+		g_assert_nonnull(strstr(list->out, ",bench aes,1: "));
+	}
 
 	nosave = cli_run_env(nosave_home, "bench", "aes", "--seconds", "0.1", "--sizes", "16",
 	                     "--no-save", sock, NULL);

@@ -323,6 +323,45 @@ static void test_output_write_file(void)
 	g_rmdir(dir);
 }
 
+/* One table, three formats from the same rows; guest text escaped by each its own way. */
+static void test_output_table_formats(void)
+{
+	g_autoptr(CliTable) table = cli_table_new("GUEST", "FAULT ns/4k", "RUNS", "NOTE", NULL);
+	g_autoptr(GString) text = g_string_new(NULL);
+	g_autoptr(GString) csv = g_string_new(NULL);
+	g_autoptr(JsonNode) json = NULL;
+	g_autoptr(JsonGenerator) gen = json_generator_new();
+	g_autofree char *json_text = NULL;
+	g_autofree char *key = cli_table_header_key("  CPU % (busy)  ");
+
+	g_assert_cmpstr(key, ==, "cpu_busy");
+	cli_table_set_column_kind(table, 1, CLI_COLUMN_NUMBER);
+	cli_table_set_column_kind(table, 2, CLI_COLUMN_INTEGER);
+	cli_table_add_row(table, "vm1", "2058.5", "5", "a,\"b\"", NULL);
+	cli_table_add_row(table, "evil\033[2J\xff", "-", "many", "line\nbreak\007", NULL);
+
+	cli_table_render(table, FALSE, text);
+	g_assert_cmpstr(text->str, ==,
+	                "GUEST            FAULT ns/4k  RUNS  NOTE\n"
+	                "vm1              2058.5       5     a,\"b\"\n"
+	                "evil\\x1b[2J\\xff  -            many  line\\nbreak\\x07\n");
+
+	cli_table_render_csv(table, csv);
+	g_assert_cmpstr(csv->str, ==,
+	                "guest,fault_ns_4k,runs,note\n"
+	                "vm1,2058.5,5,\"a,\"\"b\"\"\"\n"
+	                "evil\\x1b[2J\\xff,-,many,\"line\nbreak\\x07\"\n");
+
+	json = cli_table_to_json(table);
+	json_generator_set_root(gen, json);
+	json_text = json_generator_to_data(gen, NULL);
+	g_assert_cmpstr(
+	    json_text, ==,
+	    "[{\"guest\":\"vm1\",\"fault_ns_4k\":2058.5,\"runs\":5,\"note\":\"a,\\\"b\\\"\"},"
+	    "{\"guest\":\"evil\\u001b[2J\xef\xbf\xbd\",\"fault_ns_4k\":null,\"runs\":null,"
+	    "\"note\":\"line\\nbreak\\u0007\"}]");
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -332,6 +371,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/cli/output/escape", test_output_escape);
 	g_test_add_func("/cli/output/table-hostile", test_output_table_hostile);
 	g_test_add_func("/cli/output/table-wide", test_output_table_wide);
+	g_test_add_func("/cli/output/table-formats", test_output_table_formats);
 	g_test_add_func("/cli/output/info-table", test_output_info_table);
 	g_test_add_func("/cli/output/write-file", test_output_write_file);
 	return g_test_run();
