@@ -7,7 +7,7 @@
 
 G_BEGIN_DECLS
 
-/* The bench and results commands (cmd-bench.c); their rows are in commands.c. */
+/* The bench command (cmd-bench.c, which defines cli_cmd_bench). */
 #define CLI_BENCH_DESCRIPTION                                                           \
 	"Runs one benchmark in every guest at once as an agent job: gb-bench-start,\n"  \
 	"then gb-bench-status every 250 ms (live progress on a terminal); --timeout\n"  \

@@ -5,7 +5,7 @@
 
 G_BEGIN_DECLS
 
-/* The compare and report commands (cmd-compare.c); their rows are in commands.c. */
+/* The compare and report commands (cmd-compare.c: cli_cmd_compare, cli_cmd_report). */
 #define CLI_COMPARE_DESCRIPTION                                                          \
 	"Puts saved 'guestbench bench' documents side by side: one row per metric and\n" \
 	"label set, one column per document (or, with --by guest, per guest of one\n"    \

@@ -5,7 +5,7 @@
 
 G_BEGIN_DECLS
 
-/* The discover command (cmd-discover.c); its row is in commands.c. */
+/* The discover command (cmd-discover.c, which defines cli_cmd_discover). */
 #define CLI_DISCOVER_DESCRIPTION                                                    \
 	"Reads each running domain's live XML (/run/libvirt/qemu/NAME.xml, or\n"    \
 	"'virsh dumpxml' where that directory cannot be read; --libvirt-dir or\n"   \

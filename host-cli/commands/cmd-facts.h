@@ -5,7 +5,7 @@
 
 G_BEGIN_DECLS
 
-/* The facts and audit commands (cmd-facts.c); their rows are in commands.c. */
+/* The facts and audit commands (cmd-facts.c: cli_cmd_facts, cli_cmd_audit). */
 #define CLI_FACTS_DESCRIPTION                                                        \
 	"Asks each guest's agent for gb-get-facts. The table shows the facts that\n" \
 	"decide performance; --format json gives the full document, --format csv\n"  \

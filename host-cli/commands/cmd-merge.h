@@ -5,7 +5,7 @@
 
 G_BEGIN_DECLS
 
-/* The merge command (commands/cmd-merge.c); its row is in commands.c. */
+/* The merge command (cmd-merge.c, which defines cli_cmd_merge). */
 #define CLI_MERGE_DESCRIPTION                                                             \
 	"Merges saved 'guestbench --format json' documents of one command (e.g. audit\n"  \
 	"or facts), typically one per hypervisor, into one document. Each guest gains\n"  \

@@ -15,8 +15,8 @@ G_BEGIN_DECLS
 /*
  * The host CLI's internal API: how a command plugs in.
  *
- * A command is one row in the table in commands.c (cli_commands[]) plus, for
- * anything bigger than ping/info, one file with its handlers. The runner
+ * A command is one file in commands/ (cmd-NAME.c) that defines its
+ * CliCommand, listed in the table in commands/commands.c. The runner
  * connects to every target (at most --jobs at once, all on one GMainContext),
  * opens the session (0xFF + guest-sync-delimited, discarding stale bytes) and
  * then calls the command's start() with the open session. From there the
@@ -45,8 +45,10 @@ G_BEGIN_DECLS
  *		cli_session_call(session, "gb-get-facts", NULL, cli_facts_reply_cb, guest);
  *	}
  *
- *	{ .name = "facts", .parameter_string = "facts TARGET...", .summary = "...",
- *	  .start = cli_facts_start, .describe = cli_facts_describe },
+ *	const CliCommand cli_cmd_facts = {
+ *		.name = "facts", .parameter_string = "facts TARGET...", .summary = "...",
+ *		.start = cli_facts_start, .describe = cli_facts_describe,
+ *	};
  *
  * Results that came from the guest are validated with the gb_json_* accessors
  * before anything reads them; on a bad reply finish with an error that says

@@ -8,7 +8,7 @@ G_BEGIN_DECLS
 /*
  * Runs app->command on every target: one GMainContext (app->context), at
  * most opts.jobs sessions in flight, each guest bounded by its deadline,
- * SIGINT/SIGTERM cancel (see cli.h). Returns when every guest is done;
+ * SIGINT/SIGTERM cancel (see fleet/app.h). Returns when every guest is done;
  * results stay in app->guests in target order.
  */
 void cli_runner_run(CliApp *app);

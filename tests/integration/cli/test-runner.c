@@ -15,7 +15,7 @@
 #include "fleet/resolve.h"
 
 /*
- * Commands written the way cli.h tells the lead to write them (poll loops,
+ * Commands written the way fleet/app.h says a command is written (poll loops,
  * re-armed deadlines, cancel on Ctrl-C), run in process against a real peer.
  */
 
