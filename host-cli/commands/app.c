@@ -205,7 +205,7 @@ static const GOptionEntry cli_common_entries[] = {
 	{ "format", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_format_cb,
 	  "Output format: table (default), json, csv, prom or html", "FORMAT" },
 	{ "output", 'o', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_output_cb,
-	  "Write the output document to FILE (atomically)", "FILE" },
+	  "Write the output document to FILE (- for stdout; a regular file atomically)", "FILE" },
 	{ "jobs", 'j', 0, G_OPTION_ARG_CALLBACK, cli_option_jobs_cb,
 	  "Guests contacted at once (default 64, 1..10000)", "N" },
 	{ "timeout", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_timeout_cb,
@@ -375,31 +375,6 @@ char *cli_app_get_command_help(CliApp *app, const CliCommand *command)
 }
 
 /* -o names a file in an existing directory: fail before contacting a thousand guests. */
-static gboolean cli_app_check_output(CliApp *app, GError **error)
-{
-	g_autofree char *dir = NULL;
-
-	if (app->opts.output == NULL)
-		return TRUE;
-	if (g_file_test(app->opts.output, G_FILE_TEST_IS_DIR)) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "--output %s is a directory", app->opts.output);
-		return FALSE;
-	}
-	dir = g_path_get_dirname(app->opts.output);
-	if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "--output %s: directory %s does not exist", app->opts.output, dir);
-		return FALSE;
-	}
-	if (access(dir, W_OK) != 0) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "--output %s: directory %s is not writable", app->opts.output, dir);
-		return FALSE;
-	}
-	return TRUE;
-}
-
 gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 {
 	g_autoptr(GOptionContext) ctx = NULL;
@@ -463,6 +438,9 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 	app->action = CLI_ACTION_RUN;
 	if (!cli_app_check_format(app, command, error))
 		return FALSE;
+	/* an -o that cannot be written is found now, not after a benchmark has run */
+	if (!cli_output_check(app->opts.output, error))
+		return FALSE;
 	if (command->prepare != NULL && !command->prepare(app, app->args, error))
 		return FALSE;
 	/* prepare() may answer by itself (audit --list-rules) */
@@ -475,8 +453,6 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 	}
 	if (command->run != NULL || app->action != CLI_ACTION_RUN)
 		return TRUE;
-	if (!cli_app_check_output(app, error))
-		return FALSE;
 	if (app->args->len == 0 && app->opts.inventories == NULL) {
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT, "no targets given for '%s'",
 		            command->name);

@@ -408,15 +408,8 @@ int cli_host_check_run(CliApp *app, GError **error)
 		out = cli_host_check_render_json(app, findings);
 	else
 		out = cli_host_check_render_text(findings, cli_app_use_color(app));
-	if (app->opts.output != NULL) {
-		if (!g_file_set_contents(app->opts.output, out->str, (gssize)out->len, error)) {
-			g_prefix_error(error, "cannot write --output: ");
-			return CLI_EXIT_USAGE;
-		}
-	} else {
-		fputs(out->str, stdout);
-		fflush(stdout);
-	}
+	if (!cli_app_write_doc(app, out, error))
+		return CLI_EXIT_USAGE;
 	return cli_audit_worst(findings) == CLI_LEVEL_FAIL ? CLI_EXIT_FINDING : CLI_EXIT_OK;
 }
 

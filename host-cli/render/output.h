@@ -26,9 +26,22 @@ typedef enum {
 	CLI_COLOR_NEVER,
 } CliColor;
 
+/* -o: NULL (none) and "-" are standard output. */
+gboolean cli_output_is_stdout(const char *path);
 /* Whether table output gets colour: --color, else only to a terminal and not to -o FILE. */
 gboolean cli_output_use_color(CliColor color, const char *path, gboolean stdout_is_tty);
-/* Writes doc to path (atomically: temp file + rename) or, when path is NULL, to stdout. */
+/*
+ * Before any guest is contacted: whether doc can be written to path, the way
+ * cli_output_write_doc() will write it (a file can be made where a regular
+ * file is replaced; a device or FIFO is writable). A usage error otherwise.
+ */
+gboolean cli_output_check(const char *path, GError **error);
+/*
+ * Writes doc to path, or standard output for NULL or "-". A regular file or a
+ * new one is replaced atomically (temp file in its directory, fsync, rename),
+ * through a symlink if path is one; a character device, a FIFO or a pipe
+ * (/dev/null, /dev/fd/N, >(cmd)) is written in place and never replaced.
+ */
 gboolean cli_output_write_doc(const char *path, const GString *doc, GError **error);
 
 G_END_DECLS
