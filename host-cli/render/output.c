@@ -37,9 +37,14 @@ gboolean cli_output_is_stdout(const char *path)
 
 gboolean cli_output_use_color(CliColor color, const char *path, gboolean stdout_is_tty)
 {
+	const char *no_color = g_getenv("NO_COLOR");
+
 	if (color == CLI_COLOR_ALWAYS)
 		return TRUE;
 	if (color == CLI_COLOR_NEVER)
+		return FALSE;
+	/* no-color.org: NO_COLOR set and not empty; a terminal that says it is dumb */
+	if ((no_color != NULL && no_color[0] != '\0') || g_strcmp0(g_getenv("TERM"), "dumb") == 0)
 		return FALSE;
 	return cli_output_is_stdout(path) && stdout_is_tty;
 }
@@ -173,6 +178,9 @@ gboolean cli_output_write_doc(const char *path, const GString *doc, GError **err
 
 	if (cli_output_is_stdout(path)) {
 		if (fwrite(doc->str, 1, doc->len, stdout) != doc->len || fflush(stdout) != 0) {
+			/* the reader went away (| head): like any filter, say nothing */
+			if (errno == EPIPE)
+				return TRUE;
 			g_set_error(error, GB_ERROR, GB_ERROR_IO, "cannot write to stdout: %s",
 			            g_strerror(errno));
 			return FALSE;

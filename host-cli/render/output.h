@@ -28,7 +28,10 @@ typedef enum {
 
 /* -o: NULL (none) and "-" are standard output. */
 gboolean cli_output_is_stdout(const char *path);
-/* Whether table output gets colour: --color, else only to a terminal and not to -o FILE. */
+/*
+ * Whether table output gets colour: --color always/never, else only to a
+ * terminal, not to -o FILE, and not when NO_COLOR is set or TERM is dumb.
+ */
 gboolean cli_output_use_color(CliColor color, const char *path, gboolean stdout_is_tty);
 /*
  * Before any guest is contacted: whether doc can be written to path, the way
@@ -41,6 +44,7 @@ gboolean cli_output_check(const char *path, GError **error);
  * new one is replaced atomically (temp file in its directory, fsync, rename),
  * through a symlink if path is one; a character device, a FIFO or a pipe
  * (/dev/null, /dev/fd/N, >(cmd)) is written in place and never replaced.
+ * Standard output closed by its reader (| head) is not an error.
  */
 gboolean cli_output_write_doc(const char *path, const GString *doc, GError **error);
 
