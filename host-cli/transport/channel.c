@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <glib-unix.h>
 #include <linux/vm_sockets.h>
 #include <sys/socket.h>
@@ -360,6 +361,23 @@ static gboolean cli_channel_stream_message(const char *msg, gsize len, const GEr
 	return active;
 }
 
+/* connect() says "Connection refused" for a path that is not a socket at all: say what it is. */
+static const char *cli_channel_connect_reason(CliChannel *session, int errsv)
+{
+	struct stat st;
+
+	if (session->address->kind != CLI_ADDRESS_VSOCK &&
+	    (errsv == ECONNREFUSED || errsv == ENOTSOCK) &&
+	    stat(session->address->path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			return "not a socket but a directory";
+		if (S_ISREG(st.st_mode))
+			return "not a socket but a regular file";
+		return "not a socket";
+	}
+	return g_strerror(errsv);
+}
+
 static void cli_channel_stream_failed(CliStreamFailure what, int errsv, gpointer user_data)
 {
 	CliChannel *session = user_data;
@@ -372,8 +390,9 @@ static void cli_channel_stream_failed(CliStreamFailure what, int errsv, gpointer
 		                    g_strerror(errsv));
 		break;
 	case CLI_STREAM_FAILED_CONNECT:
-		error = g_error_new(GB_ERROR, GB_ERROR_IO, "cannot connect to %s: %s",
-		                    session->address->text, g_strerror(errsv));
+		error =
+		    g_error_new(GB_ERROR, GB_ERROR_IO, "cannot connect to %s: %s",
+		                session->address->text, cli_channel_connect_reason(session, errsv));
 		break;
 	case CLI_STREAM_FAILED_READ:
 		error = errsv == ECONNRESET

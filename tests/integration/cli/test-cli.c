@@ -399,6 +399,24 @@ static void test_ping_fleet(void)
 	g_assert_cmpstr(run->err, ==, "");
 }
 
+/* A path that is not a socket at all is named so, not "Connection refused". */
+static void test_not_a_socket(void)
+{
+	g_autofree char *dir = g_strdup_printf("%s/a-directory", tmpdir);
+	g_autofree char *file = g_strdup_printf("%s/a-file", tmpdir);
+	g_autoptr(CliRun) run = NULL;
+
+	g_assert_cmpint(g_mkdir(dir, 0700), ==, 0);
+	g_assert_true(g_file_set_contents(file, "not a socket", -1, NULL));
+	run = cli_run("ping", dir, file, NULL);
+	g_assert_cmpint(run->status, ==, 3);
+	g_assert_nonnull(strstr(run->out, "not a socket but a directory"));
+	g_assert_nonnull(strstr(run->out, "not a socket but a regular file"));
+	g_assert_null(strstr(run->out, "Connection refused"));
+	g_rmdir(dir);
+	g_unlink(file);
+}
+
 static void test_ping_json(void)
 {
 	g_autofree char *missing = g_strdup_printf("unix:%s/nobody.sock", tmpdir);
@@ -749,6 +767,7 @@ int main(int argc, char **argv)
 
 	g_test_add_func("/cli/ping/fleet", test_ping_fleet);
 	g_test_add_func("/cli/ping/json", test_ping_json);
+	g_test_add_func("/cli/ping/not-a-socket", test_not_a_socket);
 	g_test_add_func("/cli/ping/all-ok", test_ping_all_ok);
 	g_test_add_func("/cli/info", test_info);
 	g_test_add_func("/cli/fake-guests", test_fake_guests);
