@@ -601,6 +601,22 @@ JsonNode *gb_json_parse(const char *data, gsize len, GError **error)
 	if (!json_parser_load_from_data(parser, text, (gssize)text_len, &error_local)) {
 		/* json-glib quotes the offending input, which may be any bytes */
 		g_autofree char *msg = g_utf8_make_valid(error_local->message, -1);
+		guint64 line = 0, column = 0;
+		char *p = NULL;
+
+		/* "<data>:4:0: Parse error: why": say where in plain words, not "<data>" */
+		if (g_str_has_prefix(msg, "<data>:") &&
+		    (line = g_ascii_strtoull(msg + strlen("<data>:"), &p, 10), *p == ':') &&
+		    (column = g_ascii_strtoull(p + 1, &p, 10), g_str_has_prefix(p, ": "))) {
+			p += 2;
+			if (g_str_has_prefix(p, "Parse error: "))
+				p += strlen("Parse error: ");
+			g_set_error(error, GB_ERROR, GB_ERROR_PARSE,
+			            "JSON parse error, line %" G_GUINT64_FORMAT
+			            ", column %" G_GUINT64_FORMAT ": %s",
+			            line, column, p);
+			return NULL;
+		}
 		g_set_error(error, GB_ERROR, GB_ERROR_PARSE, "JSON parse error, %s", msg);
 		return NULL;
 	}

@@ -11,6 +11,7 @@
 #include "analysis/units.h"
 
 #include "analysis/compare.h"
+#include "analysis/runs.h"
 #include "analysis/stats.h"
 
 /* A saved document bigger than this is not one `guestbench bench` wrote. */
@@ -286,8 +287,7 @@ gboolean cli_comparison_add_data(CliComparison *cmp, const char *source, const c
 		g_prefix_error(error, "%s: ", source);
 		return FALSE;
 	}
-	if (!gb_json_node_get_object(root, "document", &doc, error) ||
-	    !gb_json_get_string(doc, "guestbench", GB_JSON_REQUIRED, &version, error) ||
+	if (!cli_document_open(root, &doc, &version, error) ||
 	    !gb_json_get_string(doc, "command", GB_JSON_REQUIRED, &command, error) ||
 	    !gb_json_get_array(doc, "guests", GB_JSON_REQUIRED, &guests, error)) {
 		g_prefix_error(error, "%s: ", source);

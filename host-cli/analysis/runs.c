@@ -237,3 +237,20 @@ GPtrArray *cli_runs_list(const char *dir, GError **error)
 	g_ptr_array_sort(entries, cli_results_compare);
 	return g_steal_pointer(&entries);
 }
+
+gboolean cli_document_open(JsonNode *root, JsonObject **doc, const char **version, GError **error)
+{
+	JsonObject *obj = NULL;
+
+	if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root) ||
+	    !gb_json_has((obj = json_node_get_object(root)), "guestbench")) {
+		g_set_error_literal(
+		    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		    "not a guestbench document (no \"guestbench\" member at the top)");
+		return FALSE;
+	}
+	if (!gb_json_get_string(obj, "guestbench", GB_JSON_REQUIRED, version, error))
+		return FALSE;
+	*doc = obj;
+	return TRUE;
+}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include <glib.h>
+#include <json-glib/json-glib.h>
 
 G_BEGIN_DECLS
 
@@ -50,5 +50,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliRunEntry, cli_run_entry_free)
  * is an empty list, not an error.
  */
 GPtrArray *cli_runs_list(const char *dir, GError **error);
+
+/*
+ * The top of a saved guestbench document (what --format json printed): its
+ * object and its "guestbench" version. A JSON file that is something else
+ * fails with "not a guestbench document" rather than a member name.
+ */
+gboolean cli_document_open(JsonNode *root, JsonObject **doc, const char **version, GError **error);
 
 G_END_DECLS

@@ -5,6 +5,7 @@
 
 #include "guestbench-protocol.h"
 
+#include "analysis/runs.h"
 #include "fleet/merge.h"
 #include "render/csv.h"
 #include "render/escape.h"
@@ -192,8 +193,7 @@ gboolean cli_merge_add_data(CliMerge *merge, const char *source, const char *hos
 	const CliCommand *command;
 
 	root = gb_json_parse(data, len, error);
-	if (root == NULL || !gb_json_node_get_object(root, "document", &doc, error) ||
-	    !gb_json_get_string(doc, "guestbench", GB_JSON_REQUIRED, &version, error) ||
+	if (root == NULL || !cli_document_open(root, &doc, &version, error) ||
 	    !gb_json_get_string(doc, "command", GB_JSON_REQUIRED, &command_name, error) ||
 	    !gb_json_get_string(doc, "host", GB_JSON_OPTIONAL, &doc_host, error) ||
 	    !gb_json_get_array(doc, "guests", GB_JSON_REQUIRED, &guests, error)) {

@@ -285,11 +285,14 @@ static void test_compare_bad_files(void)
 {
 	assert_bad("bad-not-json.json", "JSON parse error");
 	assert_bad("bad-truncated.json", "JSON parse error");
+	/* where it broke, in words: not json-glib's "<data>:L:C" */
+	assert_bad("bad-truncated.json", "bad-truncated.json: JSON parse error, line ");
+	assert_bad("bad-not-guestbench.json", "not a guestbench document");
 	assert_bad("bad-no-guests.json", "'guests' is missing");
 	assert_bad("bad-guests-empty.json", "'guests' is empty");
 	assert_bad("bad-guests-type.json", "'guests'");
 	assert_bad("bad-command.json", "not a saved 'guestbench bench' result");
-	assert_bad("bad-root-array.json", "'document'");
+	assert_bad("bad-root-array.json", "not a guestbench document");
 	assert_bad("bad-value-type.json", "guests[0]: result: metrics[0]: Invalid parameter type "
 	                                  "for 'value'");
 	assert_bad("bad-no-unit.json", "metrics[0]: Parameter 'unit' is missing");

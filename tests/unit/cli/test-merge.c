@@ -250,7 +250,8 @@ static void test_merge_bad_documents(void)
 	} cases[] = {
 		{ "broken.json", GB_ERROR_PARSE, "JSON parse error" },
 		{ "duplicate-key.json", GB_ERROR_PARSE, "" },
-		{ "not-object.json", GB_ERROR_INVALID_ARGUMENT, "'document'" },
+		{ "not-object.json", GB_ERROR_INVALID_ARGUMENT, "not a guestbench document" },
+		{ "not-guestbench.json", GB_ERROR_INVALID_ARGUMENT, "not a guestbench document" },
 		{ "no-command.json", GB_ERROR_INVALID_ARGUMENT, "'command' is missing" },
 		{ "compare.json", GB_ERROR_INVALID_ARGUMENT, "command 'compare' is not one" },
 		{ "guests-not-array.json", GB_ERROR_INVALID_ARGUMENT, "'guests', expected" },

@@ -81,6 +81,19 @@ static void test_json_parse_bad(void)
 	assert_parse_error_str(" \n\t ", "JSON parse error, empty input");
 	assert_parse_error(NULL, 0, "JSON parse error, empty input");
 	assert_parse_error(NULL, 5, "JSON parse error, no data");
+	/* json-glib's "<data>:2:6: Parse error: ..." becomes where, in words */
+	{
+		g_autoptr(GError) error = NULL;
+		const char *text = "{\"a\": 1,\n \"b\" 2}";
+		g_autoptr(JsonNode) node = gb_json_parse(text, strlen(text), &error);
+
+		g_assert_null(node);
+		g_assert_error(error, GB_ERROR, GB_ERROR_PARSE);
+		g_assert_true(
+		    g_str_has_prefix(error->message, "JSON parse error, line 2, column "));
+		g_assert_null(strstr(error->message, "<data>"));
+		g_assert_null(strstr(error->message, "Parse error:"));
+	}
 }
 
 /* What json-glib 1.6 accepts that JSON (and qemu-ga) does not. */
