@@ -248,6 +248,168 @@ static const GOptionEntry cli_common_entries[] = {
  * Splits "-j4" and "-ofile" into two arguments as getopt would: GOption only
  * takes a short option's value from the next argument. Returns owned strings.
  */
+/* ---- did you mean ------------------------------------------------------------------ */
+
+/* Edits (insert, delete, replace, swap two neighbours) from a to b, ASCII. */
+static guint cli_edit_distance(const char *a, const char *b)
+{
+	gsize la = strlen(a), lb = strlen(b);
+	g_autofree guint *d = g_new0(guint, (la + 1) * (lb + 1));
+
+#define D(i, j) d[(i) * (lb + 1) + (j)]
+	for (gsize i = 0; i <= la; i++)
+		D(i, 0) = i;
+	for (gsize j = 0; j <= lb; j++)
+		D(0, j) = j;
+	for (gsize i = 1; i <= la; i++) {
+		for (gsize j = 1; j <= lb; j++) {
+			guint cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			guint best =
+			    MIN(MIN(D(i - 1, j) + 1, D(i, j - 1) + 1), D(i - 1, j - 1) + cost);
+
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+				best = MIN(best, D(i - 2, j - 2) + 1);
+			D(i, j) = best;
+		}
+	}
+	return D(la, lb);
+#undef D
+}
+
+/* The candidate nearest to word, if it is near enough to be a typo; else NULL. */
+static const char *cli_closest(const char *word, GPtrArray *candidates)
+{
+	const char *best = NULL;
+	guint best_distance = G_MAXUINT;
+	/* one edit for short words, two from five letters on */
+	guint limit = strlen(word) < 5 ? 1 : 2;
+
+	for (guint i = 0; i < candidates->len; i++) {
+		const char *c = g_ptr_array_index(candidates, i);
+		guint dist = cli_edit_distance(word, c);
+
+		if (dist < best_distance) {
+			best_distance = dist;
+			best = c;
+		}
+	}
+	return best_distance <= limit ? best : NULL;
+}
+
+/* Long option names: the common ones, and those of command (all commands if NULL). */
+static GPtrArray *cli_long_options(const CliCommand *command, gboolean common)
+{
+	GPtrArray *names = g_ptr_array_new();
+	guint n_commands = 0;
+	const CliCommand *const *commands = cli_commands_get(&n_commands);
+
+	for (guint i = 0; common && cli_common_entries[i].long_name != NULL; i++)
+		g_ptr_array_add(names, (gpointer)cli_common_entries[i].long_name);
+	for (guint c = 0; c < n_commands; c++) {
+		if (command != NULL && commands[c] != command)
+			continue;
+		for (guint i = 0;
+		     commands[c]->entries != NULL && commands[c]->entries[i].long_name != NULL; i++)
+			g_ptr_array_add(names, (gpointer)commands[c]->entries[i].long_name);
+	}
+	return names;
+}
+
+/* Which command has the long option name (without "--"), or NULL. */
+static const CliCommand *cli_command_with_option(const char *name)
+{
+	guint n_commands = 0;
+	const CliCommand *const *commands = cli_commands_get(&n_commands);
+
+	for (guint c = 0; c < n_commands; c++) {
+		for (guint i = 0;
+		     commands[c]->entries != NULL && commands[c]->entries[i].long_name != NULL;
+		     i++) {
+			if (g_strcmp0(commands[c]->entries[i].long_name, name) == 0)
+				return commands[c];
+		}
+	}
+	return NULL;
+}
+
+/*
+ * "unknown command 'X'": when an option before it is one guestbench does not
+ * know there (so X was taken for the command), say so; else the nearest command.
+ */
+static void cli_set_unknown_command_error(GPtrArray *args, guint cmd_idx, GError **error)
+{
+	const char *word = g_ptr_array_index(args, cmd_idx);
+	const char *prev = cmd_idx > 1 ? g_ptr_array_index(args, cmd_idx - 1) : NULL;
+
+	if (prev != NULL && g_str_has_prefix(prev, "--") && strchr(prev, '=') == NULL) {
+		g_autoptr(GPtrArray) globals = cli_long_options(NULL, TRUE);
+		const CliCommand *owner = cli_command_with_option(prev + 2);
+
+		if (owner != NULL) {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "%s is an option of '%s': put it after the command "
+			            "('guestbench %s ... %s %s')",
+			            prev, owner->name, owner->name, prev, word);
+			return;
+		}
+		if (!g_ptr_array_find_with_equal_func(globals, prev + 2, g_str_equal, NULL)) {
+			const char *near = cli_closest(prev + 2, globals);
+
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "unknown option %s%s%s%s", prev,
+			            near != NULL ? " (did you mean --" : "",
+			            near != NULL ? near : "", near != NULL ? "?)" : "");
+			return;
+		}
+	}
+	{
+		g_autoptr(GPtrArray) names = g_ptr_array_new();
+		guint n_commands = 0;
+		const CliCommand *const *commands = cli_commands_get(&n_commands);
+		const char *near;
+
+		for (guint i = 0; i < n_commands; i++)
+			g_ptr_array_add(names, (gpointer)commands[i]->name);
+		near = cli_closest(word, names);
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "unknown command '%s'%s%s%s", word,
+		            near != NULL ? " (did you mean '" : "", near != NULL ? near : "",
+		            near != NULL ? "'?)" : "");
+	}
+}
+
+/* GOption's "Unknown option --sizs": add the nearest option of this command. */
+static void cli_add_option_hint(const CliCommand *command, GError *error)
+{
+	const char *prefix = "Unknown option --";
+	g_autofree char *name = NULL;
+	g_autoptr(GPtrArray) known = NULL;
+	const char *near;
+	char *eq;
+
+	if (error == NULL ||
+	    !g_error_matches(error, G_OPTION_ERROR, G_OPTION_ERROR_UNKNOWN_OPTION) ||
+	    !g_str_has_prefix(error->message, prefix))
+		return;
+	name = g_strdup(error->message + strlen(prefix));
+	if ((eq = strchr(name, '=')) != NULL)
+		*eq = '\0';
+	known = cli_long_options(command, TRUE);
+	near = cli_closest(name, known);
+	if (near != NULL) {
+		char *msg = g_strdup_printf("%s (did you mean --%s?)", error->message, near);
+
+		g_free(error->message);
+		error->message = msg;
+	} else if (command == NULL && cli_command_with_option(name) != NULL) {
+		char *msg = g_strdup_printf("%s: an option of '%s', put it after the command",
+		                            error->message, cli_command_with_option(name)->name);
+
+		g_free(error->message);
+		error->message = msg;
+	}
+}
+
 static GPtrArray *cli_normalize_args(const char *const *argv)
 {
 	GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
@@ -400,8 +562,7 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 		cmd_name = g_ptr_array_index(args, cmd_idx);
 		command = cli_command_find(cmd_name);
 		if (command == NULL) {
-			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			            "unknown command '%s'", cmd_name);
+			cli_set_unknown_command_error(args, cmd_idx, error);
 			return FALSE;
 		}
 	}
@@ -420,8 +581,10 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 	app->command = command;
 	ctx = cli_app_new_context(app, command);
 	argv_parse = argv_copy;
-	if (!g_option_context_parse(ctx, &argc, &argv_parse, error))
+	if (!g_option_context_parse(ctx, &argc, &argv_parse, error)) {
+		cli_add_option_hint(command, error != NULL ? *error : NULL);
 		return FALSE;
+	}
 	if (app->opts.help) {
 		app->action = CLI_ACTION_HELP;
 		app->help_text = g_option_context_get_help(ctx, TRUE, NULL);

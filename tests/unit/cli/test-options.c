@@ -185,6 +185,34 @@ static void test_options_output_color(void)
 	g_rmdir(dir);
 }
 
+/* A typo or a misplaced option gets a message that says what to type instead. */
+static void test_options_did_you_mean(void)
+{
+	const struct {
+		const char *cmdline;
+		const char *message;
+	} cases[] = {
+		{ "pnig /a", "unknown command 'pnig' (did you mean 'ping'?)" },
+		{ "audt /a", "unknown command 'audt' (did you mean 'audit'?)" },
+		{ "frobnicate /a", "unknown command 'frobnicate'" },
+		{ "--fromat json ping /a", "unknown option --fromat (did you mean --format?)" },
+		{ "ping --fromat json /a", "Unknown option --fromat (did you mean --format?)" },
+		{ "bench aes --sizs 16 /a", "Unknown option --sizs (did you mean --sizes?)" },
+		{ "--runs 0 bench aes /a",
+		  "--runs is an option of 'bench': put it after the command "
+		  "('guestbench bench ... --runs 0')" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autoptr(CliApp) app = parse(cases[i].cmdline, &error);
+
+		g_assert_null(app);
+		g_assert_nonnull(error);
+		g_assert_cmpstr(error->message, ==, cases[i].message);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -192,6 +220,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/cli/options/defaults", test_options_defaults);
 	g_test_add_func("/cli/options/bad-values", test_options_bad_values);
 	g_test_add_func("/cli/options/commands", test_options_commands);
+	g_test_add_func("/cli/options/did-you-mean", test_options_did_you_mean);
 	g_test_add_func("/cli/options/help-version", test_options_help_version);
 	g_test_add_func("/cli/options/output-color", test_options_output_color);
 	return g_test_run();
