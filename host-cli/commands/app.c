@@ -33,6 +33,8 @@ static gboolean cli_option_format_cb(const char *option_name, const char *value,
 {
 	CliApp *app = data;
 
+	app->opts.format_given = TRUE;
+
 	if (g_strcmp0(value, "table") == 0) {
 		app->opts.format = CLI_FORMAT_TABLE;
 		return TRUE;

@@ -72,9 +72,12 @@ gboolean cli_compare_prepare(CliApp *app, GPtrArray *args, GError **error)
 
 gboolean cli_report_prepare(CliApp *app, GPtrArray *args, GError **error)
 {
+	/* HTML is all report writes: it needs no --format html */
+	if (!app->opts.format_given)
+		app->opts.format = CLI_FORMAT_HTML;
 	if (app->opts.format != CLI_FORMAT_HTML) {
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "report writes HTML only: add --format html (not %s; 'compare' "
+		            "report writes HTML only, not --format %s ('compare' "
 		            "writes table, json and csv)",
 		            cli_format_to_string(app->opts.format));
 		return FALSE;
@@ -184,7 +187,7 @@ const CliCommand cli_cmd_compare = {
 
 const CliCommand cli_cmd_report = {
 	.name = "report",
-	.parameter_string = "report FILE... --format html [-o FILE]",
+	.parameter_string = "report FILE... [-o FILE]",
 	.summary = "Saved bench results as one HTML page with charts and facts",
 	.description = CLI_REPORT_DESCRIPTION,
 	.entries = cli_compare_entries,

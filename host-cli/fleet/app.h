@@ -104,7 +104,8 @@ G_BEGIN_DECLS
 /* Options common to all commands, accepted before or after the command name. */
 typedef struct {
 	CliFormat format;
-	char *output; /* -o FILE, NULL for stdout */
+	gboolean format_given; /* --format was on the command line */
+	char *output;          /* -o FILE, NULL for stdout */
 	guint jobs;
 	double timeout; /* seconds, per guest */
 	gboolean quiet;

@@ -213,6 +213,20 @@ static void test_options_did_you_mean(void)
 	}
 }
 
+/* report writes HTML and needs no --format html; another format is refused. */
+static void test_options_report_html(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(CliApp) app = parse("report a.json b.json", &error);
+	g_autoptr(CliApp) json = NULL;
+
+	g_assert_no_error(error);
+	g_assert_cmpint(app->opts.format, ==, CLI_FORMAT_HTML);
+	json = parse("--format json report a.json b.json", &error);
+	g_assert_null(json);
+	g_assert_nonnull(strstr(error->message, "report writes HTML only, not --format json"));
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -221,6 +235,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/cli/options/bad-values", test_options_bad_values);
 	g_test_add_func("/cli/options/commands", test_options_commands);
 	g_test_add_func("/cli/options/did-you-mean", test_options_did_you_mean);
+	g_test_add_func("/cli/options/report-html", test_options_report_html);
 	g_test_add_func("/cli/options/help-version", test_options_help_version);
 	g_test_add_func("/cli/options/output-color", test_options_output_color);
 	return g_test_run();
