@@ -105,6 +105,7 @@ CliAuditSummary *cli_audit_summary_new(void)
 	CliAuditSummary *summary = g_new0(CliAuditSummary, 1);
 	summary->rules = g_ptr_array_new_with_free_func(cli_summary_rule_free);
 	summary->by_id = g_hash_table_new(g_str_hash, g_str_equal);
+	summary->unreachable = g_ptr_array_new_with_free_func(g_free);
 	return summary;
 }
 
@@ -113,6 +114,7 @@ void cli_audit_summary_free(CliAuditSummary *summary)
 	if (summary == NULL)
 		return;
 	g_hash_table_unref(summary->by_id);
+	g_ptr_array_unref(summary->unreachable);
 	g_ptr_array_unref(summary->rules);
 	g_free(summary);
 }
@@ -129,6 +131,12 @@ static CliAuditSummaryRule *cli_summary_lookup(CliAuditSummary *summary, const c
 	g_ptr_array_add(summary->rules, entry);
 	g_hash_table_insert(summary->by_id, entry->rule, entry);
 	return entry;
+}
+
+void cli_audit_summary_add_unreachable(CliAuditSummary *summary, const char *guest)
+{
+	g_return_if_fail(summary != NULL);
+	g_ptr_array_add(summary->unreachable, g_strdup(guest != NULL ? guest : ""));
 }
 
 void cli_audit_summary_add(CliAuditSummary *summary, const char *guest, GPtrArray *findings)

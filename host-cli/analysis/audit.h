@@ -75,7 +75,8 @@ typedef struct {
 
 /* The summary is read by the renderers (render/audit-view.c). */
 struct _CliAuditSummary {
-	guint n_guests;
+	guint n_guests;         /* audited: their findings are counted */
+	GPtrArray *unreachable; /* char *: guests that were not audited (error, timeout) */
 	CliLevel worst;
 	GPtrArray *rules;  /* CliAuditSummaryRule, in the order first seen */
 	GHashTable *by_id; /* rule id -> CliAuditSummaryRule (borrowed) */
@@ -87,6 +88,8 @@ GPtrArray *cli_audit_summary_ordered(CliAuditSummary *summary);
 CliAuditSummary *cli_audit_summary_new(void);
 void cli_audit_summary_free(CliAuditSummary *summary);
 void cli_audit_summary_add(CliAuditSummary *summary, const char *guest, GPtrArray *findings);
+/* A guest of the fleet that could not be audited: the summary names it, counts nothing of it. */
+void cli_audit_summary_add_unreachable(CliAuditSummary *summary, const char *guest);
 /*
  * {"guests": N, "worst": LEVEL, "rules": [{"rule", "counts": {"PASS": n, "NOTE": n,
  * "WARN": n, "FAIL": n}, "guests": {"PASS": [...], "NOTE": [...], ...}}]}

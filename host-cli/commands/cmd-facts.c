@@ -360,6 +360,7 @@ GString *cli_audit_render_text(const CliResults *results, gboolean color)
 
 		if (guest->status != CLI_GUEST_OK) {
 			cli_render_guest_error(out, guest, color);
+			cli_audit_summary_add_unreachable(summary, guest->name);
 			continue;
 		}
 		findings = cli_audit_findings_from_result(guest->result);
@@ -367,7 +368,8 @@ GString *cli_audit_render_text(const CliResults *results, gboolean color)
 		cli_audit_summary_add(summary, guest->name, findings);
 		n_ok++;
 	}
-	if (n_ok > 1 && !cli_audit_opt_no_summary) {
+	/* a fleet of two or more with at least one audited guest */
+	if (results->guests->len > 1 && n_ok > 0 && !cli_audit_opt_no_summary) {
 		g_string_append_c(out, '\n');
 		cli_audit_summary_render_table(summary, out);
 	}

@@ -131,10 +131,29 @@ void cli_audit_summary_render_table(CliAuditSummary *summary, GString *out)
 		w_rule = MAX(w_rule, text_width(rule));
 	}
 
-	g_string_append_printf(out,
-	                       "Audit summary: %u guest%s, worst level %s (columns count guests)\n",
-	                       summary->n_guests, summary->n_guests == 1 ? "" : "s",
-	                       cli_level_to_string(summary->worst));
+	if (summary->unreachable->len == 0) {
+		g_string_append_printf(
+		    out, "Audit summary: %u guest%s, worst level %s (columns count guests)\n",
+		    summary->n_guests, summary->n_guests == 1 ? "" : "s",
+		    cli_level_to_string(summary->worst));
+	} else {
+		guint total = summary->n_guests + summary->unreachable->len;
+
+		/* the fleet is every guest asked, not only those that answered */
+		g_string_append_printf(out, "Audit summary: %u guest%s, %u not audited (", total,
+		                       total == 1 ? "" : "s", summary->unreachable->len);
+		for (guint j = 0; j < summary->unreachable->len && j < CLI_SUMMARY_MAX_NAMES; j++) {
+			if (j > 0)
+				g_string_append(out, ", ");
+			cli_escape_append(out, g_ptr_array_index(summary->unreachable, j));
+		}
+		if (summary->unreachable->len > CLI_SUMMARY_MAX_NAMES)
+			g_string_append_printf(out, ", +%u more",
+			                       summary->unreachable->len - CLI_SUMMARY_MAX_NAMES);
+		g_string_append_printf(
+		    out, "), worst level %s of the %u audited (columns count guests)\n",
+		    cli_level_to_string(summary->worst), summary->n_guests);
+	}
 	append_padded(out, "RULE", w_rule);
 	g_string_append(out, "  PASS  NOTE  WARN  FAIL  NOT PASSING\n");
 	for (guint i = 0; i < ordered->len; i++) {

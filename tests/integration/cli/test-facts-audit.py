@@ -214,6 +214,14 @@ def main():
         r = cli("-q", "--color", "never", "audit", legacy, tuned)
         check("-q drops PASS lines", " PASS " not in r.stdout.split("Audit summary")[0])
         check("-q keeps FAIL lines", "CPU-LEGACY-MODEL" in r.stdout)
+        # the summary counts the fleet asked, and names who could not be audited
+        r = cli("--color", "never", "audit", legacy, tuned, dead)
+        check("summary counts an unreachable guest",
+              r.returncode == 3 and "Audit summary: 3 guests, 1 not audited (%s), worst level "
+              "FAIL of the 2 audited" % dead in r.stdout, r.stdout[-600:])
+        r = cli("--color", "never", "audit", legacy, dead)
+        check("summary with one audited guest of two",
+              "Audit summary: 2 guests, 1 not audited (%s)" % dead in r.stdout, r.stdout[-600:])
 
         # csv: header + RFC 4180 rows; an unreachable guest is a row, exit 3
         r = cli("--format", "csv", "audit", legacy, dead)
