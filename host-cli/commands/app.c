@@ -298,22 +298,17 @@ static const char *cli_closest(const char *word, GPtrArray *candidates)
 	return best_distance <= limit ? best : NULL;
 }
 
-/* Long option names: the common ones, and those of command (all commands if NULL). */
-static GPtrArray *cli_long_options(const CliCommand *command, gboolean common)
+/* Long option names: the common ones, and those of command when it is not NULL. */
+static GPtrArray *cli_long_options(const CliCommand *command)
 {
 	GPtrArray *names = g_ptr_array_new();
-	guint n_commands = 0;
-	const CliCommand *const *commands = cli_commands_get(&n_commands);
 
-	for (guint i = 0; common && cli_common_entries[i].long_name != NULL; i++)
+	for (guint i = 0; cli_common_entries[i].long_name != NULL; i++)
 		g_ptr_array_add(names, (gpointer)cli_common_entries[i].long_name);
-	for (guint c = 0; c < n_commands; c++) {
-		if (command != NULL && commands[c] != command)
-			continue;
-		for (guint i = 0;
-		     commands[c]->entries != NULL && commands[c]->entries[i].long_name != NULL; i++)
-			g_ptr_array_add(names, (gpointer)commands[c]->entries[i].long_name);
-	}
+	for (guint i = 0;
+	     command != NULL && command->entries != NULL && command->entries[i].long_name != NULL;
+	     i++)
+		g_ptr_array_add(names, (gpointer)command->entries[i].long_name);
 	return names;
 }
 
@@ -344,7 +339,7 @@ static void cli_set_unknown_command_error(GPtrArray *args, guint cmd_idx, GError
 	const char *prev = cmd_idx > 1 ? g_ptr_array_index(args, cmd_idx - 1) : NULL;
 
 	if (prev != NULL && g_str_has_prefix(prev, "--") && strchr(prev, '=') == NULL) {
-		g_autoptr(GPtrArray) globals = cli_long_options(NULL, TRUE);
+		g_autoptr(GPtrArray) globals = cli_long_options(NULL);
 		const CliCommand *owner = cli_command_with_option(prev + 2);
 
 		if (owner != NULL) {
@@ -386,6 +381,7 @@ static void cli_add_option_hint(const CliCommand *command, GError *error)
 	const char *prefix = "Unknown option --";
 	g_autofree char *name = NULL;
 	g_autoptr(GPtrArray) known = NULL;
+	const CliCommand *owner;
 	const char *near;
 	char *eq;
 
@@ -396,16 +392,17 @@ static void cli_add_option_hint(const CliCommand *command, GError *error)
 	name = g_strdup(error->message + strlen(prefix));
 	if ((eq = strchr(name, '=')) != NULL)
 		*eq = '\0';
-	known = cli_long_options(command, TRUE);
+	known = cli_long_options(command);
 	near = cli_closest(name, known);
+	owner = command == NULL ? cli_command_with_option(name) : NULL;
 	if (near != NULL) {
 		char *msg = g_strdup_printf("%s (did you mean --%s?)", error->message, near);
 
 		g_free(error->message);
 		error->message = msg;
-	} else if (command == NULL && cli_command_with_option(name) != NULL) {
+	} else if (owner != NULL) {
 		char *msg = g_strdup_printf("%s: an option of '%s', put it after the command",
-		                            error->message, cli_command_with_option(name)->name);
+		                            error->message, owner->name);
 
 		g_free(error->message);
 		error->message = msg;
