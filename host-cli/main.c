@@ -50,6 +50,8 @@ int main(int argc, char **argv)
 
 	setlocale(LC_ALL, "");
 	g_log_set_writer_func(cli_log_writer, NULL, NULL);
+	/* stdout carries results (tables, JSON, CSV); log lines never mix into them */
+	g_log_writer_default_set_use_stderr(TRUE);
 	/* a guest that hangs up mid-write is an error for that guest, not the end of us */
 	signal(SIGPIPE, SIG_IGN);
 	g_set_prgname("guestbench");

@@ -490,7 +490,7 @@ static void test_qga_agent_fails(void)
 /*
  * The agent's stderr is quoted raw in the error (the JSON document carries it
  * as it is) and escaped where it is shown: the table, and --verbose's log
- * lines (main.c's log writer; GLib prints debug lines on stdout).
+ * lines (main.c's log writer), which go to stderr: stdout holds only the table.
  */
 static void test_qga_agent_escapes(void)
 {
@@ -515,8 +515,9 @@ static void test_qga_agent_escapes(void)
 	g_assert_null(strchr(verbose->err, '\x1b'));
 	/* the table's cell */
 	g_assert_nonnull(strstr(verbose->out, "status 3: \\x1b[2J\\x1b]0;pwned\\x07 boom\n"));
+	g_assert_null(strstr(verbose->out, "DEBUG"));
 	/* the runner's debug line: "** (guestbench:PID): DEBUG: TIME: TARGET: error: ..." */
-	lines = g_strsplit(verbose->out, "\n", -1);
+	lines = g_strsplit(verbose->err, "\n", -1);
 	for (guint i = 0; lines[i] != NULL; i++) {
 		const char *debug = strstr(lines[i], "DEBUG: ");
 		if (debug == NULL || strstr(debug, ": error: guest-ping: ") == NULL)
