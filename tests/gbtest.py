@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Shared pieces of the Python tests (imported, never run as a test): TAP
 results, real agents on unix sockets, and the Prometheus exposition format as
-the tests check it without promtool."""
+the tests check it without promtool, and a real node_exporter."""
 import os
 import re
+import shutil
 import socket
 import subprocess
 import time
+import urllib.request
 
 # ---- TAP ----------------------------------------------------------------------------------
 
@@ -83,6 +85,25 @@ PROM_SAMPLE = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*'
                          r' (-?[0-9.e+-]+|NaN|[+-]Inf)$')
 
 
+PROM_LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+# label names as written, valid or not, so a test can see a bad one
+PROM_LABEL = re.compile(r'([^=,{}]*)="((?:[^"\\]|\\.)*)",?')
+
+
+def prom_samples(text):
+    """[(name, [(label, value), ...], value)] of an exposition text, in order; None if
+    a line is neither a comment nor a sample."""
+    out = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = PROM_LINE.match(line)
+        if not m:
+            return None
+        out.append((m.group(1), PROM_LABEL.findall(m.group(2) or ""), m.group(3)))
+    return out
+
+
 def prom_valid(text):
     """Each line HELP, TYPE or a sample; each family declared once, before its samples."""
     declared = []
@@ -99,3 +120,48 @@ def prom_valid(text):
         if line.split("{")[0].split(" ")[0] != declared[-1]:
             return False
     return bool(declared)
+
+
+# ---- node_exporter --------------------------------------------------------------------------
+
+NODE_EXPORTER = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+# node_exporter as another user than the one writing the file, as packaged
+NOBODY = {"user": 65534, "group": 65534, "extra_groups": []} if os.geteuid() == 0 else {}
+
+
+class NodeExporter:
+    """prometheus-node-exporter with only the textfile collector, on 127.0.0.1."""
+
+    def __init__(self, directory, logpath):
+        self.proc = None
+        for _ in range(5):
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                self.port = s.getsockname()[1]
+            log = open(logpath, "w")
+            self.proc = subprocess.Popen(
+                [NODE_EXPORTER, "--web.listen-address=127.0.0.1:%d" % self.port,
+                 "--collector.disable-defaults", "--collector.textfile",
+                 "--collector.textfile.directory=" + directory],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                **NOBODY)
+            log.close()
+            deadline = time.monotonic() + 10
+            while self.proc.poll() is None and time.monotonic() < deadline:
+                try:
+                    self.scrape()
+                    return
+                except OSError:
+                    time.sleep(0.05)
+            stop([self.proc])  # the port was taken meanwhile: another one
+        with open(logpath) as f:
+            raise RuntimeError("node_exporter did not serve /metrics: " + f.read()[-2000:])
+
+    def scrape(self):
+        url = "http://127.0.0.1:%d/metrics" % self.port
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.read().decode()
+
+    def close(self):
+        if self.proc is not None:
+            stop([self.proc])

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "fleet/app.h"
+#include "render/prom.h"
 #include "transport/qga-exec.h"
 
 CliResults *cli_app_get_results(CliApp *app)
@@ -41,12 +42,14 @@ GString *cli_command_render(const CliCommand *command, const CliResults *results
 	GString *out;
 
 	switch (format) {
+	case CLI_FORMAT_PROM:
+		out = command->render_prom(results);
+		cli_prom_drop_duplicates(out);
+		return out;
 	case CLI_FORMAT_JSON:
 		return cli_results_render_json(results);
 	case CLI_FORMAT_CSV:
 		return command->render_csv(results);
-	case CLI_FORMAT_PROM:
-		return command->render_prom(results);
 	case CLI_FORMAT_HTML:
 		return command->render_html(results);
 	case CLI_FORMAT_TABLE:

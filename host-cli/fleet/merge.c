@@ -486,6 +486,7 @@ static GString *cli_merge_render_prom_doc(CliMerge *merge)
 		g_string_append_len(out, family->meta->str, family->meta->len);
 		g_string_append_len(out, family->samples->str, family->samples->len);
 	}
+	cli_prom_drop_duplicates(out);
 	return out;
 }
 

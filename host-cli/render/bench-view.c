@@ -539,23 +539,32 @@ void cli_bench_prom_append_value(GString *out, const char *value)
 	g_string_append_printf(out, "\"%s\"", esc);
 }
 
-char *cli_bench_prom_label_name(const char *name)
-{
-	GString *out = g_string_new(NULL);
+/*
+ * The label names of the agent's samples (protocol/BENCH.md, BENCH-disk-net.md).
+ * Only these become Prometheus label names: a guest chooses label values, never
+ * names, so it cannot write a name Prometheus reserves ("__..."), one that
+ * collides with ours (guest, metric, unit, and merge's host) or two that clean
+ * up to the same name, any of which makes node_exporter drop or refuse the file.
+ */
+static const char *const cli_bench_prom_labels[] = {
+	"block_size", "direction",   "kind",    "op",   "pages",
+	"quantile",   "record_size", "streams", "test",
+};
 
-	/* [a-zA-Z_][a-zA-Z0-9_]*; names starting with "__" are Prometheus' own */
-	if (name == NULL || name[0] == '\0' || g_ascii_isdigit(name[0]) ||
-	    g_str_has_prefix(name, "__"))
-		g_string_append(out, "label_");
-	for (const char *p = name; p != NULL && *p != '\0'; p++)
-		g_string_append_c(out, g_ascii_isalnum(*p) || *p == '_' ? *p : '_');
-	return g_string_free(out, FALSE);
+gboolean cli_bench_prom_is_label(const char *name)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(cli_bench_prom_labels); i++) {
+		if (g_strcmp0(name, cli_bench_prom_labels[i]) == 0)
+			return TRUE;
+	}
+	return FALSE;
 }
 
 static void cli_bench_prom_series(GString *out, const char *family, const CliResult *guest,
                                   const CliBenchSample *s, double value)
 {
 	g_autoptr(GList) members = NULL;
+	g_autoptr(JsonObject) other = json_object_new();
 
 	g_string_append_printf(out, "%s{guest=", family);
 	cli_bench_prom_append_value(out, guest->name);
@@ -567,21 +576,23 @@ static void cli_bench_prom_series(GString *out, const char *family, const CliRes
 		members = json_object_get_members(s->labels);
 	for (GList *l = members; l != NULL; l = l->next) {
 		const char *v = NULL;
-		g_autofree char *name = NULL;
 
 		if (!gb_json_get_string(s->labels, l->data, GB_JSON_OPTIONAL, &v, NULL) ||
 		    v == NULL)
 			continue;
-		name = cli_bench_prom_label_name(l->data);
-		/* our own labels win: a guest label cannot pose as another guest */
-		if (g_strcmp0(name, "guest") == 0 || g_strcmp0(name, "metric") == 0 ||
-		    g_strcmp0(name, "unit") == 0) {
-			g_autofree char *renamed = g_strdup_printf("label_%s", name);
-			g_free(name);
-			name = g_steal_pointer(&renamed);
+		if (!cli_bench_prom_is_label(l->data)) {
+			json_object_set_string_member(other, l->data, v);
+			continue;
 		}
-		g_string_append_printf(out, ",%s=", name);
+		g_string_append_printf(out, ",%s=", (const char *)l->data);
 		cli_bench_prom_append_value(out, v);
+	}
+	/* any other label still tells series apart, as one value: "k=v;k=v" */
+	if (json_object_get_size(other) > 0) {
+		g_autofree char *rest = cli_bench_labels_to_string(other);
+
+		g_string_append(out, ",other_labels=");
+		cli_bench_prom_append_value(out, rest);
 	}
 	g_string_append(out, "} ");
 	cli_bench_append_number(out, value);

@@ -32,7 +32,10 @@ void cli_bench_openssl_row(GString *out, const char *type, const double *values,
 char *cli_bench_labels_to_string(JsonObject *labels);
 /* A Prometheus label value, quoted: made valid UTF-8, backslash, double quote, newline escaped. */
 void cli_bench_prom_append_value(GString *out, const char *value);
-/* A valid Prometheus label name: anything outside [a-zA-Z0-9_] becomes '_'. */
-char *cli_bench_prom_label_name(const char *name);
+/*
+ * Whether a sample label of the agent's benchmarks is written as a Prometheus
+ * label of that name; every other label goes into one "other_labels" value.
+ */
+gboolean cli_bench_prom_is_label(const char *name);
 
 G_END_DECLS

@@ -8,7 +8,7 @@
 /* Characters that change how following text is shown although they print nothing. */
 gboolean cli_unichar_is_format_control(gunichar c)
 {
-	return (c >= 0x200e && c <= 0x200f) || (c >= 0x2028 && c <= 0x202e) ||
+	return c == 0x061c || (c >= 0x200e && c <= 0x200f) || (c >= 0x2028 && c <= 0x202e) ||
 	       (c >= 0x2066 && c <= 0x2069);
 }
 

@@ -14,7 +14,7 @@ char *cli_escape_terminal(const char *text);
 /* The same, appended to out; NULL appends nothing. */
 void cli_escape_append(GString *out, const char *text);
 /*
- * Bidirectional marks, embeddings, overrides and isolates (U+200E/F,
+ * Bidirectional marks, embeddings, overrides and isolates (U+061C, U+200E/F,
  * U+2028..U+202E, U+2066..U+2069): they print nothing but reorder the text
  * after them, so a guest could make "FAIL" read as "PASS"; the escaper
  * shows them as \uNNNN.

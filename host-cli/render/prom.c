@@ -4,20 +4,21 @@
 #include <math.h>
 #include <string.h>
 
+#include "render/escape.h"
 #include "render/prom.h"
 
 char *cli_prom_escape_label(const char *value)
 {
-	g_autofree char *valid = g_utf8_make_valid(value != NULL ? value : "", -1);
-	GString *out = g_string_sized_new(strlen(valid) + 2);
+	/* controls, bidi marks and invalid UTF-8 first become visible text (\x1b,
+	 * \u202e, as on a terminal: the file is also read by people, with cat) */
+	g_autofree char *shown = cli_escape_terminal(value != NULL ? value : "");
+	GString *out = g_string_sized_new(strlen(shown) + 2);
 
-	for (const char *p = valid; *p != '\0'; p++) {
+	for (const char *p = shown; *p != '\0'; p++) {
 		if (*p == '\\')
 			g_string_append(out, "\\\\");
 		else if (*p == '"')
 			g_string_append(out, "\\\"");
-		else if (*p == '\n')
-			g_string_append(out, "\\n");
 		else
 			g_string_append_c(out, *p);
 	}
@@ -116,4 +117,33 @@ void cli_prom_append_up(GString *out, const CliResults *results)
 		cli_prom_sample(out, "guestbench_up", guest->status == CLI_GUEST_OK ? 1.0 : 0.0,
 		                "guest", guest->name, "target", guest->target, NULL);
 	}
+}
+
+void cli_prom_drop_duplicates(GString *doc)
+{
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	gsize in = 0;
+	gsize out = 0;
+
+	while (in < doc->len) {
+		const char *line = doc->str + in;
+		const char *nl = memchr(line, '\n', doc->len - in);
+		gsize len = nl != NULL ? (gsize)(nl - line) + 1 : doc->len - in;
+		gboolean keep = TRUE;
+
+		if (line[0] != '#' && line[0] != '\n') {
+			/* the series is everything before the value */
+			const char *space = g_strrstr_len(line, nl != NULL ? nl - line : -1, " ");
+			g_autofree char *series =
+			    g_strndup(line, space != NULL ? (gsize)(space - line) : len);
+
+			keep = g_hash_table_add(seen, g_steal_pointer(&series));
+		}
+		if (keep) {
+			memmove(doc->str + out, line, len);
+			out += len;
+		}
+		in += len;
+	}
+	g_string_truncate(doc, out);
 }

@@ -14,7 +14,11 @@ G_BEGIN_DECLS
  * be written together, after its HELP/TYPE lines.
  */
 
-/* Label value escaping: backslash, double quote and newline; invalid UTF-8 is made valid. */
+/*
+ * Label value escaping: what a terminal must not get (controls, bidi marks,
+ * invalid bytes) is written as cli_escape_terminal() shows it, then backslash
+ * and double quote are escaped; the value never holds a raw newline.
+ */
 char *cli_prom_escape_label(const char *value);
 /* Metric and label names: [a-zA-Z_:][a-zA-Z0-9_:]* (labels: no ':'). */
 gboolean cli_prom_is_metric_name(const char *name);
@@ -29,6 +33,12 @@ void cli_prom_family(GString *out, const char *name, const char *type, const cha
  */
 void cli_prom_sample(GString *out, const char *name, double value, ...) G_GNUC_NULL_TERMINATED;
 void cli_prom_samplev(GString *out, const char *name, const char *const *labels, double value);
+/*
+ * Removes every sample line whose series (name and labels) appeared on an
+ * earlier line: node_exporter refuses a whole file with a duplicated series.
+ * Guests can repeat a disk, a NIC or a sample; the first one stays.
+ */
+void cli_prom_drop_duplicates(GString *doc);
 /* The "guestbench_up" family: 1 for every guest that is ok, 0 for the others. */
 void cli_prom_append_up(GString *out, const CliResults *results);
 

@@ -17,42 +17,30 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gbtest import check, skip, start_agents, stop, tap_report  # noqa: E402
+from gbtest import (NODE_EXPORTER, NodeExporter, check, prom_samples, skip,  # noqa: E402
+                    start_agents, stop, tap_report)
 
 AGENT = os.environ["GB_AGENT"]
 CLI = os.environ["GB_CLI"]
 PROMTOOL = shutil.which("promtool")
-NODE_EXPORTER = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
 
-SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
-LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?')
 
-# node_exporter as another user than the one writing the file, as packaged
-NOBODY = {"user": 65534, "group": 65534, "extra_groups": []} if os.geteuid() == 0 else {}
 
 def samples(text):
     """{(name, frozenset of labels): value} of an exposition text; None if a line is
     neither a comment nor a sample."""
-    out = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        m = SAMPLE.match(line)
-        if not m:
-            return None
-        labels = frozenset(LABEL.findall(m.group(2) or ""))
-        out[(m.group(1), labels)] = m.group(3)
-    return out
+    got = prom_samples(text)
+    if got is None:
+        return None
+    return {(name, frozenset(labels)): value for name, labels, value in got}
 
 
 def unit_values(text, key):
@@ -69,44 +57,6 @@ def environment_file(path):
                 key, value = line.split("=", 1)
                 env[key.strip()] = value.strip()
     return env
-
-
-class NodeExporter:
-    """prometheus-node-exporter with only the textfile collector, on 127.0.0.1."""
-
-    def __init__(self, directory, logpath):
-        self.proc = None
-        for _ in range(5):
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                self.port = s.getsockname()[1]
-            log = open(logpath, "w")
-            self.proc = subprocess.Popen(
-                [NODE_EXPORTER, "--web.listen-address=127.0.0.1:%d" % self.port,
-                 "--collector.disable-defaults", "--collector.textfile",
-                 "--collector.textfile.directory=" + directory],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                **NOBODY)
-            log.close()
-            deadline = time.monotonic() + 10
-            while self.proc.poll() is None and time.monotonic() < deadline:
-                try:
-                    self.scrape()
-                    return
-                except OSError:
-                    time.sleep(0.05)
-            stop([self.proc])  # the port was taken meanwhile: another one
-        with open(logpath) as f:
-            raise RuntimeError("node_exporter did not serve /metrics: " + f.read()[-2000:])
-
-    def scrape(self):
-        url = "http://127.0.0.1:%d/metrics" % self.port
-        with urllib.request.urlopen(url, timeout=10) as r:
-            return r.read().decode()
-
-    def close(self):
-        if self.proc is not None:
-            stop([self.proc])
 
 
 def main(service, wrapper, defaults, rules):

@@ -177,7 +177,7 @@ static void test_merge_prom(void)
 	g_assert_nonnull(strstr(text, "guestbench_audit_finding{host=\"kvm-b\",guest=\"web1\","
 	                              "rule=\"DISK-EMULATED\",level=\"WARN\""));
 	/* label values escaped as the format wants: quote, backslash, newline */
-	g_assert_nonnull(strstr(text, "guest=\"old,\\\"quoted\\\"\\nname\""));
+	g_assert_nonnull(strstr(text, "guest=\"old,\\\"quoted\\\"\\\\nname\""));
 	g_assert_cmpuint(count_lines_with_prefix(text, "guestbench_audit_worst_level{"), ==, 2);
 }
 

@@ -127,11 +127,15 @@ static void test_prom_escape(void)
 		{ "plain", "plain" },
 		{ "a\\b", "a\\\\b" },
 		{ "say \"hi\"", "say \\\"hi\\\"" },
-		{ "two\nlines", "two\\nlines" },
-		{ "\\\"\n", "\\\\\\\"\\n" },
+		/* a newline is shown as \n, then its backslash is escaped */
+		{ "two\nlines", "two\\\\nlines" },
+		{ "\\\"\n", "\\\\\\\"\\\\n" },
+		/* what a terminal obeys: ESC, BEL, CR, C1 CSI, bidi override, U+061C */
+		{ "\x1b[2J\x07\r", "\\\\x1b[2J\\\\x07\\\\r" },
+		{ "\xc2\x9b\xe2\x80\xae\xd8\x9c", "\\\\u009b\\\\u202e\\\\u061c" },
 		{ "", "" },
 		{ "ünï", "ünï" },
-		{ "bad\xff", "bad\xef\xbf\xbd" },
+		{ "bad\xff", "bad\\\\xff" },
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -152,6 +156,33 @@ static void test_prom_escape(void)
 	g_assert_false(cli_prom_is_label_name("__reserved"));
 }
 
+static void test_prom_duplicates(void)
+{
+	g_autoptr(GString) doc = g_string_new("# HELP a x\n# TYPE a gauge\n"
+	                                      "a{disk=\"vda\"} 1\n"
+	                                      "a{disk=\"vdb\"} 2\n"
+	                                      "a{disk=\"vda\"} 3\n"
+	                                      "# HELP b x\n# TYPE b gauge\n"
+	                                      "b 1\n"
+	                                      "b 2\n"
+	                                      "a_x{disk=\"vda\"} 4\n");
+
+	cli_prom_drop_duplicates(doc);
+	g_assert_cmpstr(doc->str, ==,
+	                "# HELP a x\n# TYPE a gauge\n"
+	                "a{disk=\"vda\"} 1\n"
+	                "a{disk=\"vdb\"} 2\n"
+	                "# HELP b x\n# TYPE b gauge\n"
+	                "b 1\n"
+	                "a_x{disk=\"vda\"} 4\n");
+	g_string_assign(doc, "");
+	cli_prom_drop_duplicates(doc);
+	g_assert_cmpstr(doc->str, ==, "");
+	g_string_assign(doc, "c 1\nc 1");
+	cli_prom_drop_duplicates(doc);
+	g_assert_cmpstr(doc->str, ==, "c 1\n");
+}
+
 static void test_prom_samples(void)
 {
 	g_autoptr(GString) out = g_string_new(NULL);
@@ -168,7 +199,7 @@ static void test_prom_samples(void)
 	g_assert_cmpstr(out->str, ==,
 	                "# HELP gb_test Help with a \\\\ backslash,\\na newline and \"quotes\".\n"
 	                "# TYPE gb_test gauge\n"
-	                "gb_test{guest=\"a\\\"b\\\\c\\nd\",target=\"unix:/x\"} 1\n"
+	                "gb_test{guest=\"a\\\"b\\\\c\\\\nd\",target=\"unix:/x\"} 1\n"
 	                "gb_test 0.25\n"
 	                "gb_test{guest=\"\"} NaN\n"
 	                "gb_test{guest=\"inf\"} +Inf\n"
@@ -344,12 +375,12 @@ static void test_prom_ping_info_prom(void)
 	g_assert_nonnull(
 	    strstr(ping_prom->str, "guestbench_up{guest=\"plain\",target=\"/run/g0.sock\"} 1\n"));
 	g_assert_nonnull(strstr(
-	    ping_prom->str, "guestbench_up{guest=\"two\\nlines\",target=\"/run/g3.sock\"} 0\n"));
+	    ping_prom->str, "guestbench_up{guest=\"two\\\\nlines\",target=\"/run/g3.sock\"} 0\n"));
 	g_assert_nonnull(strstr(ping_prom->str,
 	                        "guestbench_ping_rtt_seconds{guest=\"with "
 	                        "\\\"quotes\\\"\",target=\"/run/g2.sock\"} 0.0015\n"));
 	g_assert_nonnull(strstr(info_prom->str, "guestbench_agent_info{guest=\"back\\\\slash\","
-	                                        "version=\"1.0 \\\"beta\\\",\\nx\"} 1\n"));
+	                                        "version=\"1.0 \\\"beta\\\",\\\\nx\"} 1\n"));
 	/* only guests that answered have an info sample */
 	g_assert_null(strstr(info_prom->str, "guestbench_agent_info{guest=\"with,comma\""));
 }
@@ -359,6 +390,7 @@ int main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/prom/escape", test_prom_escape);
 	g_test_add_func("/prom/samples", test_prom_samples);
+	g_test_add_func("/prom/duplicates", test_prom_duplicates);
 	g_test_add_func("/prom/ping-info-csv", test_prom_ping_info_csv);
 	g_test_add_func("/prom/ping-info-prom", test_prom_ping_info_prom);
 	g_test_add_func("/prom/csv-error-escaped", test_prom_csv_error_escaped);

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""A hostile guest agent for the test suite: it listens on a unix socket and speaks
+the agent's wire protocol (0xFF resync, guest-sync-delimited, one JSON message per
+request), answering each command with what a scenario file says. The CLI must treat
+everything it sends as untrusted.
+
+Usage: hostile-agent.py SOCKET SCENARIO.json
+The scenario is a JSON object: command name -> the "return" value to answer with
+(any JSON), or {"__raw__": TEXT} to send TEXT as it is (no framing added).
+gb-bench-status answers {"job": 1, "test": T, "state": "done", "progress": 1,
+"result": scenario["gb-bench-result"]} unless the scenario names gb-bench-status.
+Replies carry the request's "id". Unknown commands get a CommandNotFound error, as from the real agent.
+"""
+import json
+import os
+import socket
+import sys
+import threading
+
+
+def send(conn, reply, request):
+    if isinstance(request, dict) and "id" in request:
+        reply["id"] = request["id"]
+    conn.sendall(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
+
+
+def answer(conn, scenario, request):
+    name = request.get("execute") if isinstance(request, dict) else None
+    args = request.get("arguments") or {} if isinstance(request, dict) else {}
+    if name in ("guest-sync-delimited", "guest-sync"):
+        lead = b"\xff" if name == "guest-sync-delimited" else b""
+        conn.sendall(lead + json.dumps({"return": args.get("id")}).encode() + b"\n")
+        return
+    if name == "gb-bench-start" and name not in scenario:
+        reply = {"job": 1}
+    elif name == "gb-bench-status" and name not in scenario:
+        reply = {"job": 1, "test": scenario.get("gb-bench-test", "aes"), "state": "done",
+                 "progress": 1.0, "result": scenario.get("gb-bench-result")}
+    elif name in scenario:
+        reply = scenario[name]
+    else:
+        err = {"class": "CommandNotFound", "desc": "The command %s has not been found" % name}
+        send(conn, {"error": err}, request)
+        return
+    if isinstance(reply, dict) and "__raw__" in reply:
+        conn.sendall(reply["__raw__"].encode("utf-8", "surrogateescape"))
+        return
+    send(conn, {"return": reply}, request)
+
+
+def serve(conn, scenario):
+    decoder = json.JSONDecoder()
+    buf = ""
+    with conn:
+        while True:
+            data = conn.recv(65536)
+            if not data:
+                return
+            buf += data.replace(b"\xff", b"").decode("utf-8", "replace")
+            while True:
+                buf = buf.lstrip()
+                if not buf:
+                    break
+                try:
+                    request, end = decoder.raw_decode(buf)
+                except ValueError:
+                    break
+                buf = buf[end:]
+                try:
+                    answer(conn, scenario, request)
+                except OSError:
+                    return
+
+
+def main():
+    path, scenario_path = sys.argv[1], sys.argv[2]
+    with open(scenario_path, encoding="utf-8") as f:
+        scenario = json.load(f)
+    if os.path.exists(path):
+        os.unlink(path)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen(16)
+    while True:
+        conn, _ = server.accept()
+        threading.Thread(target=serve, args=(conn, scenario), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
