@@ -677,17 +677,89 @@ static gsize gb_json_fix_exponents(char *text, gsize len)
 	return out;
 }
 
-char *gb_json_to_string(JsonNode *node, gsize *len)
+/*
+ * Characters that are valid raw in a JSON string but that a terminal obeys or
+ * that reorder text around them: DEL, the C1 controls (U+0080..U+009F; U+009B
+ * is CSI), the bidi marks, embeddings, overrides and isolates (U+061C,
+ * U+200E/F, U+202A..U+202E, U+2066..U+2069) and the line and paragraph
+ * separators (U+2028/9, not allowed raw in JavaScript strings). They are written
+ * as \uXXXX, which every JSON parser reads back as the same character. json-glib
+ * already escapes U+0000..U+001F. These are multi-byte sequences (or DEL) that
+ * only occur inside strings, since JSON outside strings is ASCII.
+ */
+static char *gb_json_escape_invisible(char *text, gsize *len)
+{
+	const guchar *in = (const guchar *)text;
+	GString *out = NULL;
+	gsize copied = 0;
+
+	for (gsize i = 0; i < *len;) {
+		gunichar c = 0;
+		gsize n = 1;
+
+		if (in[i] == 0x7f) {
+			c = 0x7f;
+		} else if (in[i] == 0xc2 && i + 1 < *len && in[i + 1] >= 0x80 &&
+		           in[i + 1] <= 0x9f) {
+			c = in[i + 1];
+			n = 2;
+		} else if (in[i] == 0xd8 && i + 1 < *len && in[i + 1] == 0x9c) {
+			c = 0x061c;
+			n = 2;
+		} else if (in[i] == 0xe2 && i + 2 < *len) {
+			gunichar u = ((gunichar)(in[i + 1] & 0x3f) << 6) | (in[i + 2] & 0x3f);
+
+			u |= 0x2000;
+			if ((in[i + 1] == 0x80 || in[i + 1] == 0x81) &&
+			    ((u >= 0x200e && u <= 0x200f) || (u >= 0x2028 && u <= 0x202e) ||
+			     (u >= 0x2066 && u <= 0x2069))) {
+				c = u;
+				n = 3;
+			}
+		}
+		if (c == 0) {
+			i++;
+			continue;
+		}
+		if (out == NULL)
+			out = g_string_sized_new(*len + 16);
+		g_string_append_len(out, text + copied, i - copied);
+		g_string_append_printf(out, "\\u%04x", c);
+		i += n;
+		copied = i;
+	}
+	if (out == NULL)
+		return text;
+	g_string_append_len(out, text + copied, *len - copied);
+	g_free(text);
+	*len = out->len;
+	return g_string_free(out, FALSE);
+}
+
+static char *gb_json_write(JsonNode *node, gboolean pretty, gsize *len)
 {
 	g_autoptr(JsonGenerator) gen = json_generator_new();
 	gsize n = 0;
 	char *text;
 
-	json_generator_set_pretty(gen, FALSE);
+	json_generator_set_pretty(gen, pretty);
+	if (pretty)
+		json_generator_set_indent(gen, 2);
 	json_generator_set_root(gen, node);
 	text = json_generator_to_data(gen, &n);
 	n = gb_json_fix_exponents(text, n);
+	text = gb_json_escape_invisible(text, &n);
 	if (len != NULL)
 		*len = n;
 	return text;
+}
+
+char *gb_json_to_string(JsonNode *node, gsize *len)
+{
+	return gb_json_write(node, FALSE, len);
+}
+
+char *gb_json_to_string_pretty(JsonNode *node, gsize *len)
+{
+	return gb_json_write(node, TRUE, len);
 }

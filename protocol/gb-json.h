@@ -71,7 +71,13 @@ gboolean gb_json_node_get_object(JsonNode *node, const char *name, JsonObject **
  */
 #define GB_JSON_PARSE_MAX_DEPTH 1024
 JsonNode *gb_json_parse(const char *data, gsize len, GError **error);
-/* Compact one-line serialisation (no trailing newline). */
+/*
+ * The one JSON writer: compact on one line, or pretty (indent 2); no trailing
+ * newline. Unlike json-glib's generator alone, the text is always JSON (no
+ * "1e+308.0") and holds no character a terminal obeys (C1 controls, DEL and
+ * bidi controls are written as \uXXXX escapes).
+ */
 char *gb_json_to_string(JsonNode *node, gsize *len);
+char *gb_json_to_string_pretty(JsonNode *node, gsize *len);
 
 G_END_DECLS

@@ -10,6 +10,7 @@
 #include "commands/commands.h"
 #include "render/report.h"
 #include "render/compare-view.h"
+#include "render/output.h"
 
 /*
  * --by is parsed into this: CliApp has no slot for command options, and the
@@ -133,15 +134,8 @@ static GString *cli_compare_render(CliApp *app, CliComparison *cmp)
 	switch (app->opts.format) {
 	case CLI_FORMAT_JSON: {
 		g_autoptr(JsonNode) root = cli_comparison_to_json(cmp);
-		g_autoptr(JsonGenerator) gen = json_generator_new();
-		g_autofree char *text = NULL;
-		GString *out;
-		json_generator_set_root(gen, root);
-		json_generator_set_pretty(gen, TRUE);
-		text = json_generator_to_data(gen, NULL);
-		out = g_string_new(text);
-		g_string_append_c(out, '\n');
-		return out;
+
+		return cli_output_json_document(root);
 	}
 	case CLI_FORMAT_CSV:
 		return cli_comparison_render_csv(cmp);

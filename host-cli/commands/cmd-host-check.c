@@ -15,6 +15,7 @@
 #include "commands/commands.h"
 #include "fleet/host-files.h"
 #include "render/escape.h"
+#include "render/output.h"
 
 /* KVM_GET_API_VERSION has answered 12 since Linux 2.6.22; anything else is not KVM. */
 #define CLI_KVM_API_VERSION 12
@@ -367,9 +368,6 @@ static GString *cli_host_check_render_json(CliApp *app, GPtrArray *findings)
 {
 	g_autoptr(JsonBuilder) builder = json_builder_new();
 	g_autoptr(JsonNode) root = NULL;
-	g_autoptr(JsonGenerator) gen = json_generator_new();
-	g_autofree char *text = NULL;
-	GString *out;
 
 	json_builder_begin_object(builder);
 	json_builder_set_member_name(builder, "guestbench");
@@ -385,12 +383,7 @@ static GString *cli_host_check_render_json(CliApp *app, GPtrArray *findings)
 	json_builder_add_value(builder, cli_audit_findings_to_json(findings));
 	json_builder_end_object(builder);
 	root = json_builder_get_root(builder);
-	json_generator_set_root(gen, root);
-	json_generator_set_pretty(gen, TRUE);
-	text = json_generator_to_data(gen, NULL);
-	out = g_string_new(text);
-	g_string_append_c(out, '\n');
-	return out;
+	return cli_output_json_document(root);
 }
 
 int cli_host_check_run(CliApp *app, GError **error)

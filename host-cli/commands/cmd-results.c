@@ -6,6 +6,7 @@
 #include "analysis/runs.h"
 #include "commands/cmd-results.h"
 #include "commands/commands.h"
+#include "render/output.h"
 
 gboolean cli_results_prepare(CliApp *app, GPtrArray *args, GError **error)
 {
@@ -20,10 +21,7 @@ gboolean cli_results_prepare(CliApp *app, GPtrArray *args, GError **error)
 static GString *cli_runs_render_json(const char *dir, GPtrArray *entries)
 {
 	g_autoptr(JsonBuilder) b = json_builder_new();
-	g_autoptr(JsonGenerator) gen = json_generator_new();
 	g_autoptr(JsonNode) root = NULL;
-	g_autofree char *text = NULL;
-	GString *out;
 
 	json_builder_begin_object(b);
 	json_builder_set_member_name(b, "guestbench");
@@ -66,13 +64,7 @@ static GString *cli_runs_render_json(const char *dir, GPtrArray *entries)
 	json_builder_end_array(b);
 	json_builder_end_object(b);
 	root = json_builder_get_root(b);
-	json_generator_set_root(gen, root);
-	json_generator_set_pretty(gen, TRUE);
-	json_generator_set_indent(gen, 2);
-	text = json_generator_to_data(gen, NULL);
-	out = g_string_new(text);
-	g_string_append_c(out, '\n');
-	return out;
+	return cli_output_json_document(root);
 }
 
 /* One row per saved run; the text and the CSV are drawn from it. */

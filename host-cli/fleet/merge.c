@@ -9,6 +9,7 @@
 #include "fleet/merge.h"
 #include "render/csv.h"
 #include "render/escape.h"
+#include "render/output.h"
 #include "render/prom.h"
 
 /*
@@ -521,16 +522,8 @@ GString *cli_merge_render(CliMerge *merge, CliFormat format, gboolean quiet, gbo
 
 	if (format == CLI_FORMAT_JSON) {
 		g_autoptr(JsonNode) root = cli_merge_to_json(merge);
-		g_autoptr(JsonGenerator) generator = json_generator_new();
-		g_autofree char *text = NULL;
 
-		json_generator_set_root(generator, root);
-		json_generator_set_pretty(generator, TRUE);
-		json_generator_set_indent(generator, 2);
-		text = json_generator_to_data(generator, NULL);
-		out = g_string_new(text);
-		g_string_append_c(out, '\n');
-		return out;
+		return cli_output_json_document(root);
 	}
 	if (command == NULL)
 		return g_string_new(NULL);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "gb-error.h"
+#include "gb-json.h"
 
 #include "render/output.h"
 
@@ -201,4 +202,15 @@ gboolean cli_output_write_doc(const char *path, const GString *doc, GError **err
 		return FALSE;
 	}
 	return TRUE;
+}
+
+GString *cli_output_json_document(JsonNode *root)
+{
+	gsize len = 0;
+	g_autofree char *text = gb_json_to_string_pretty(root, &len);
+	GString *out = g_string_sized_new(len + 1);
+
+	g_string_append_len(out, text, len);
+	g_string_append_c(out, '\n');
+	return out;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 
 G_BEGIN_DECLS
 
@@ -47,5 +48,11 @@ gboolean cli_output_check(const char *path, GError **error);
  * Standard output closed by its reader (| head) is not an error.
  */
 gboolean cli_output_write_doc(const char *path, const GString *doc, GError **error);
+
+/*
+ * A JSON document as every --format json output and saved run is written:
+ * gb_json_to_string_pretty() (always JSON, no terminal controls) and a newline.
+ */
+GString *cli_output_json_document(JsonNode *root);
 
 G_END_DECLS

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include "render/output.h"
 #include "render/results.h"
 
 const char *cli_guest_status_to_string(CliGuestStatus status)
@@ -86,10 +87,7 @@ void cli_results_add(CliResults *results, CliResult *result)
 GString *cli_results_render_json(const CliResults *results)
 {
 	g_autoptr(JsonBuilder) builder = json_builder_new();
-	g_autoptr(JsonGenerator) generator = json_generator_new();
 	g_autoptr(JsonNode) root = NULL;
-	g_autofree char *text = NULL;
-	GString *out;
 
 	json_builder_begin_object(builder);
 	json_builder_set_member_name(builder, "guestbench");
@@ -124,13 +122,7 @@ GString *cli_results_render_json(const CliResults *results)
 	json_builder_end_object(builder);
 
 	root = json_builder_get_root(builder);
-	json_generator_set_root(generator, root);
-	json_generator_set_pretty(generator, TRUE);
-	json_generator_set_indent(generator, 2);
-	text = json_generator_to_data(generator, NULL);
-	out = g_string_new(text);
-	g_string_append_c(out, '\n');
-	return out;
+	return cli_output_json_document(root);
 }
 
 CliTable *cli_results_default_table(const CliResults *results, CliResultDescribeFunc describe)

@@ -235,6 +235,46 @@ static void test_json_to_string(void)
 	g_assert_cmpuint(len, ==, strlen(text));
 }
 
+/* Every text the writer makes parses back to the same values, holds nothing a
+ * terminal obeys, and the pretty form is the same document. */
+static void test_json_to_string_safe(void)
+{
+	/* C1 CSI, DEL, bidi override, U+061C, U+2028, U+2066; then what stays */
+	const char *input = "{\"s\":\"\\u009b2J\\u007f\\u202e\\u061c\\u2028\\u2066 "
+	                    "\\u00e9\\u2030\\u20ac\\u00a0\\u001b\",\"big\":1e308,\"small\":-4e-70,"
+	                    "\"n\":[1.5,1e20]}";
+	g_autoptr(JsonNode) node = parse_ok(input);
+	gsize len = 0;
+	gsize plen = 0;
+	g_autofree char *text = gb_json_to_string(node, &len);
+	g_autofree char *pretty = gb_json_to_string_pretty(node, &plen);
+	g_autoptr(JsonNode) back = NULL;
+	g_autoptr(JsonNode) back_pretty = NULL;
+	const char *s = NULL;
+	double big = 0;
+
+	g_assert_cmpuint(len, ==, strlen(text));
+	g_assert_cmpuint(plen, ==, strlen(pretty));
+	g_assert_nonnull(strstr(text, "\"\\u009b2J\\u007f\\u202e\\u061c\\u2028\\u2066 "
+	                              "\xc3\xa9\xe2\x80\xb0\xe2\x82\xac\xc2\xa0\\u001b\""));
+	g_assert_null(strstr(text, ".0"));
+	g_assert_null(strstr(pretty, "e+308.0"));
+	g_assert_nonnull(strstr(pretty, "\n  \"s\" : \""));
+	back = parse_ok(text);
+	back_pretty = parse_ok(pretty);
+	g_assert_true(json_node_equal(back, node));
+	g_assert_true(json_node_equal(back_pretty, node));
+	g_assert_true(
+	    gb_json_get_string(json_node_get_object(back), "s", GB_JSON_REQUIRED, &s, NULL));
+	g_assert_cmpstr(s, ==,
+	                "\xc2\x9b"
+	                "2J\x7f\xe2\x80\xae\xd8\x9c\xe2\x80\xa8\xe2\x81\xa6 "
+	                "\xc3\xa9\xe2\x80\xb0\xe2\x82\xac\xc2\xa0\x1b");
+	g_assert_true(gb_json_get_double(json_node_get_object(back_pretty), "big", GB_JSON_REQUIRED,
+	                                 -G_MAXDOUBLE, G_MAXDOUBLE, &big, NULL));
+	g_assert_cmpfloat(big, ==, 1e308);
+}
+
 /* One member of every type, to try every getter on every wrong type. */
 static const char all_types[] = "{\"int\":5,\"dbl\":2.5,\"intdbl\":3.0,\"bool\":true,"
                                 "\"str\":\"hi\",\"obj\":{\"k\":1},\"arr\":[1,2],\"null\":null}";
@@ -720,5 +760,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/json/node-getters", test_json_node_getters);
 	g_test_add_func("/json/has-and-members", test_json_has_and_members);
 	g_test_add_func("/json/guest-sync-args", test_json_guest_sync_args);
+	g_test_add_func("/json/to-string-safe", test_json_to_string_safe);
 	return g_test_run();
 }

@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""A hostile guest's bench sample against the Prometheus output, read by the real
-consumers: `guestbench bench aes --format prom` over an honest agent and a hostile
-one (tests/hostile-agent.py) whose samples carry label names Prometheus reserves
-or that clean up to the same name, our own label names, duplicate samples and
-terminal controls; then `merge --format prom` of the run saved on two hosts.
-Each file goes through `promtool check metrics` and a real node_exporter
-(textfile collector, 127.0.0.1, a free port): it must neither fail the scrape nor
-lose the honest guest. A control shows node_exporter does refuse the old output.
+"""A hostile guest's bench result against the machine formats, read by their real
+consumers. `guestbench bench aes` runs over an honest agent and a hostile one
+(tests/hostile-agent.py) whose samples carry label names Prometheus reserves or
+that clean up to the same name, our own label names, duplicate samples, terminal
+controls and a value of 1e308.
 
-Usage: test-hostile-prom.py HOSTILE_AGENT (prints TAP; promtool or node_exporter
+- prom, of bench and of `merge` of the run saved on two hosts: through `promtool
+  check metrics` and a real node_exporter (textfile collector, 127.0.0.1, a free
+  port), which must neither fail the scrape nor lose the honest guest. A control
+  shows node_exporter does refuse the old output.
+- json, of bench, merge, results and compare, and the saved runs: parsed by
+  Python's json, with no character a terminal obeys.
+
+Usage: test-hostile.py HOSTILE_AGENT (prints TAP; promtool or node_exporter
 missing: those checks are TAP SKIPs)
 """
 import json
@@ -43,6 +47,7 @@ POISON = [
                 "label_9x": "b", "host": "evil", "__name__": "up"}},
     {"metric": "evil\x1b]0;pwned\x07\u009b\u202e", "value": 4, "unit": "B/s\r",
      "labels": {"block_size": "\x1b[31mred\u061c\u202e"}},
+    {"metric": "aes-128-gcm", "value": 1e308, "unit": "B/s", "labels": {"block_size": "8192"}},
 ]
 
 
@@ -83,6 +88,41 @@ def check_file(what, text, honest, hosts=None):
               and "text format parsing error" not in p.stdout + p.stderr, p.stdout + p.stderr)
     else:
         skip(what + ": promtool parses it", "promtool not installed")
+
+
+def json_ok(what, text):
+    """The document parses, and holds no raw character a terminal obeys."""
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        check(what + ": Python's json parses it", False, str(e))
+        return None
+    check(what + ": Python's json parses it", True)
+    check(what + ": no character a terminal obeys", not DANGEROUS.search(text),
+          DANGEROUS.findall(text)[:5])
+    return doc
+
+
+def check_json(tmp, files, honest):
+    doc = json_ok("bench --format json", open(os.path.join(tmp, "bench.json"),
+                                                encoding="utf-8").read())
+    big = [m for g in (doc or {}).get("guests", []) if g.get("result")
+           for m in g["result"].get("metrics", []) if m.get("value") == 1e308]
+    check("bench --format json: 1e308 reads back as 1e308", len(big) == 1, big)
+    p = run(["merge", "--format", "json"] + files)
+    json_ok("merge --format json", p.stdout)
+    p = run(["results", "--format", "json"])
+    listed = json_ok("results --format json", p.stdout) or {}
+    runs = [r["path"] for r in listed.get("results", [])]
+    check("results: both saved runs are listed", len(runs) == 2, (runs, p.stderr))
+    for path in runs:
+        json_ok("saved run " + os.path.basename(path), open(path, encoding="utf-8").read())
+    if len(runs) == 2:
+        # the hostile guest repeats a sample: compare refuses it, with a clean message
+        p = run(["compare", "--format", "json"] + runs)
+        check("compare: the repeated sample is a usage error, its message is escaped",
+              p.returncode == 2 and "appears twice" in p.stderr
+              and not DANGEROUS.search(p.stderr), (p.returncode, p.stderr))
 
 
 def scrape_ok(exporter, textdir, name, text, honest):
@@ -137,7 +177,10 @@ def main(hostile_agent):
 
         p = run(["bench", "aes", "--seconds", "0.2", "--format", "json", "-o", doc, honest,
                  bad])
-        runs = json.load(open(doc, encoding="utf-8")) if p.returncode == 0 else {}
+        try:
+            runs = json.load(open(doc, encoding="utf-8"))
+        except (OSError, ValueError):
+            runs = {"guestbench": "0", "command": "bench", "guests": []}
         files = []
         for host in ("hv1", "hv2"):
             runs["host"] = host
@@ -150,6 +193,8 @@ def main(hostile_agent):
               (p.returncode, p.stderr))
         merged = p.stdout
         check_file("merge", merged, honest, hosts=["hv1", "hv2"])
+
+        check_json(tmp, files, honest)
 
         if not NODE_EXPORTER:
             for name in ("node_exporter takes bench's file", "node_exporter takes merge's file",
