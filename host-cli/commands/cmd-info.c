@@ -179,9 +179,9 @@ static GString *cli_info_render_csv(const CliResults *results)
 		g_string_append_c(out, ',');
 		cli_csv_append_field(out, guest->target);
 		g_string_append_printf(out, ",%s,", cli_guest_status_to_string(guest->status));
-		cli_csv_append_field(out, version);
+		cli_csv_append_text(out, version);
 		g_string_append_c(out, ',');
-		cli_csv_append_field(out, names);
+		cli_csv_append_text(out, names);
 		g_string_append_c(out, ',');
 		cli_csv_append_text(out, guest->error);
 		g_string_append_c(out, '\n');

@@ -513,13 +513,13 @@ GString *cli_bench_view_render_csv(const CliResults *results)
 
 			cli_csv_append_field(out, guest->name);
 			g_string_append_c(out, ',');
-			cli_csv_append_field(out, s->metric);
+			cli_csv_append_text(out, s->metric);
 			g_string_append_c(out, ',');
 			cli_bench_append_number(out, s->value);
 			g_string_append_c(out, ',');
-			cli_csv_append_field(out, s->unit != NULL ? s->unit : "");
+			cli_csv_append_text(out, s->unit);
 			g_string_append_c(out, ',');
-			cli_csv_append_field(out, labels);
+			cli_csv_append_text(out, labels);
 			g_string_append_c(out, ',');
 			g_string_append(out, n);
 			g_string_append_c(out, ',');

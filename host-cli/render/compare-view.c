@@ -492,13 +492,13 @@ GString *cli_comparison_render_csv(CliComparison *cmp)
 			CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
 			const CliCompareCell *cell = &row->cells[c];
 
-			cli_csv_append_field(out, row->test);
+			cli_csv_append_text(out, row->test);
 			g_string_append_c(out, ',');
-			cli_csv_append_field(out, row->metric);
+			cli_csv_append_text(out, row->metric);
 			g_string_append_c(out, ',');
-			cli_csv_append_field(out, row->unit);
+			cli_csv_append_text(out, row->unit);
 			g_string_append_c(out, ',');
-			cli_csv_append_field(out, row->labels_key);
+			cli_csv_append_text(out, row->labels_key);
 			g_string_append_c(out, ',');
 			cli_csv_append_field(out, col->label);
 			cli_compare_csv_double(out, cell->present ? cell->value : NAN);

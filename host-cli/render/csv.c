@@ -26,18 +26,12 @@ void cli_csv_append_field(GString *out, const char *field)
 void cli_csv_append_text(GString *out, const char *text)
 {
 	g_autoptr(GString) field = g_string_new(NULL);
-	g_auto(GStrv) lines = g_strsplit(text != NULL ? text : "", "\n", -1);
 
-	/* CR and LF stay (the field is quoted); every other control is escaped */
-	for (guint i = 0; lines[i] != NULL; i++) {
-		g_auto(GStrv) parts = g_strsplit(lines[i], "\r", -1);
-		if (i > 0)
-			g_string_append_c(field, '\n');
-		for (guint j = 0; parts[j] != NULL; j++) {
-			if (j > 0)
-				g_string_append_c(field, '\r');
-			cli_escape_append(field, parts[j]);
-		}
-	}
+	/* what a spreadsheet would evaluate is shown as text ("-" alone is not) */
+	if (text != NULL && text[0] != '\0' && strchr("=+-@\t\r", text[0]) != NULL &&
+	    text[1] != '\0')
+		g_string_append_c(field, '\'');
+	/* one line: a CR or LF on a terminal could draw a fake row */
+	cli_escape_append(field, text);
 	cli_csv_append_field(out, field->str);
 }

@@ -9,9 +9,12 @@ G_BEGIN_DECLS
 void cli_csv_append_field(GString *out, const char *field);
 /*
  * The same for text from a guest or a transport (error messages, audit
- * details): CR and LF are kept in the quoted field, every other control
- * character is escaped (render/escape.h), so a CSV shown on a terminal cannot
- * move the cursor. NULL appends an empty field.
+ * details, models, disk names, labels): every control character, CR and LF
+ * too, is escaped (render/escape.h), so a CSV shown on a terminal cannot move
+ * the cursor or draw a fake row; and a field a spreadsheet would
+ * take as a formula (starting with =, +, -, @, TAB or CR, longer than that
+ * character) gets a leading "'" (OWASP's rule for CSV injection). NULL
+ * appends an empty field.
  */
 void cli_csv_append_text(GString *out, const char *text);
 

@@ -310,10 +310,9 @@ static void csv_row(GString *out, const char *guest, const char *section, const 
 {
 	const char *fields[] = { guest, section, item, key, value };
 	for (guint i = 0; i < G_N_ELEMENTS(fields); i++) {
-		g_autofree char *escaped = cli_escape_terminal(fields[i]);
 		if (i > 0)
 			g_string_append_c(out, ',');
-		cli_csv_append_field(out, escaped);
+		cli_csv_append_text(out, fields[i]);
 	}
 	g_string_append_c(out, '\n');
 }

@@ -184,6 +184,18 @@ void cli_table_render(const CliTable *table, gboolean color, GString *out)
 		                     out);
 }
 
+/* Whether a cell is a finite number as our renderers print one (a formula is not). */
+static gboolean cli_table_is_number(const char *cell)
+{
+	char *end = NULL;
+	double number;
+
+	if (cell == NULL || cell[0] == '\0' || g_ascii_isspace(cell[0]))
+		return FALSE;
+	number = g_ascii_strtod(cell, &end);
+	return end != NULL && *end == '\0' && isfinite(number);
+}
+
 void cli_table_render_csv(const CliTable *table, GString *out)
 {
 	for (guint i = 0; i < table->headers->len; i++) {
@@ -196,9 +208,17 @@ void cli_table_render_csv(const CliTable *table, GString *out)
 	for (guint r = 0; r < table->rows->len; r++) {
 		GPtrArray *row = g_ptr_array_index(table->rows, r);
 		for (guint i = 0; i < row->len; i++) {
+			const char *cell = g_ptr_array_index(row, i);
+
 			if (i > 0)
 				g_string_append_c(out, ',');
-			cli_csv_append_text(out, g_ptr_array_index(row, i));
+			/* our own numbers stay numbers ("-3.5"); any other cell is text */
+			if (i < table->kinds->len &&
+			    g_array_index(table->kinds, CliColumnKind, i) != CLI_COLUMN_TEXT &&
+			    cli_table_is_number(cell))
+				cli_csv_append_field(out, cell);
+			else
+				cli_csv_append_text(out, cell);
 		}
 		g_string_append_c(out, '\n');
 	}
@@ -220,11 +240,12 @@ static void cli_table_add_json_cell(JsonBuilder *builder, CliColumnKind kind, co
 			json_builder_add_null_value(builder);
 		return;
 	case CLI_COLUMN_NUMBER:
-		number = g_ascii_strtod(cell, &end);
-		if (cell[0] != '\0' && end != NULL && *end == '\0' && isfinite(number))
+		if (cli_table_is_number(cell)) {
+			number = g_ascii_strtod(cell, &end);
 			json_builder_add_double_value(builder, number);
-		else
+		} else {
 			json_builder_add_null_value(builder);
+		}
 		return;
 	case CLI_COLUMN_TEXT:
 	default:

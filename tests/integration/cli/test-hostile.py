@@ -15,6 +15,8 @@ controls and a value of 1e308.
 Usage: test-hostile.py HOSTILE_AGENT (prints TAP; promtool or node_exporter
 missing: those checks are TAP SKIPs)
 """
+import csv
+import io
 import json
 import os
 import re
@@ -48,7 +50,10 @@ POISON = [
     {"metric": "evil\x1b]0;pwned\x07\u009b\u202e", "value": 4, "unit": "B/s\r",
      "labels": {"block_size": "\x1b[31mred\u061c\u202e"}},
     {"metric": "aes-128-gcm", "value": 1e308, "unit": "B/s", "labels": {"block_size": "8192"}},
+    {"metric": "=HYPERLINK(\"http://127.0.0.1/\")", "value": 5, "unit": "+1",
+     "labels": {"block_size": "@SUM(A1)", "test": "-2+3"}},
 ]
+FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
 def run(args, timeout=120):
@@ -125,6 +130,25 @@ def check_json(tmp, files, honest):
               and not DANGEROUS.search(p.stderr), (p.returncode, p.stderr))
 
 
+def check_csv(honest, bad):
+    """CSV of bench and info: guest cells are no formulas and stay on their line."""
+    for args, columns in ((["bench", "aes", "--seconds", "0.2"], ("metric", "unit", "labels")),
+                          (["info"], ("version", "commands"))):
+        p = run(args + ["--format", "csv", honest, bad])
+        what = "%s --format csv" % args[0]
+        rows = list(csv.DictReader(io.StringIO(p.stdout)))
+        mine = [r for r in rows if r.get("guest") == bad]
+        check(what + ": rc 0, the hostile guest's rows are there", p.returncode == 0 and mine,
+              (p.returncode, p.stderr, p.stdout[:500]))
+        cells = [r.get(c) or "" for r in mine for c in columns]
+        formulas = [c for c in cells if c.startswith(FORMULA) and len(c) > 1]
+        check(what + ": no guest cell starts a formula", cells and not formulas, formulas)
+        check(what + ": no character a terminal obeys, CR and LF included",
+              not DANGEROUS.search(p.stdout) and "\r" not in p.stdout
+              and all("\n" not in c for r in rows for c in r.values() if c),
+              DANGEROUS.findall(p.stdout)[:5])
+
+
 def scrape_ok(exporter, textdir, name, text, honest):
     for f in os.listdir(textdir):
         os.unlink(os.path.join(textdir, f))
@@ -152,7 +176,10 @@ def main(hostile_agent):
                        "gb-bench-result": {"test": "aes", "params": {"seconds": 0.2},
                                            "agent_version": "0", "runs": 1, "facts": {},
                                            "timestamp": "2026-12-03T00:00:00Z",
-                                           "metrics": POISON}}, f)
+                                           "metrics": POISON},
+                       "guest-info": {"version": "=2+5\r\nvictim,ok",
+                                      "supported_commands": [{"name": "-x", "enabled": True}]}},
+                      f)
         bad = os.path.join(tmp, "hostile.sock")
         procs.append(subprocess.Popen([sys.executable, hostile_agent, bad, scenario],
                                       stdin=subprocess.DEVNULL))
@@ -195,6 +222,7 @@ def main(hostile_agent):
         check_file("merge", merged, honest, hosts=["hv1", "hv2"])
 
         check_json(tmp, files, honest)
+        check_csv(honest, bad)
 
         if not NODE_EXPORTER:
             for name in ("node_exporter takes bench's file", "node_exporter takes merge's file",

@@ -350,7 +350,7 @@ static void test_output_table_formats(void)
 	g_assert_cmpstr(csv->str, ==,
 	                "guest,fault_ns_4k,runs,note\n"
 	                "vm1,2058.5,5,\"a,\"\"b\"\"\"\n"
-	                "evil\\x1b[2J\\xff,-,many,\"line\nbreak\\x07\"\n");
+	                "evil\\x1b[2J\\xff,-,many,line\\nbreak\\x07\n");
 
 	json = cli_table_to_json(table);
 	json_generator_set_root(gen, json);

@@ -334,13 +334,13 @@ static void test_prom_ping_info_csv(void)
 			g_assert_cmpstr(cell(rows, i + 1, 4), ==, "");
 		} else {
 			g_assert_cmpstr(cell(rows, i + 1, 2), ==, i == 3 ? "timeout" : "error");
-			g_assert_cmpstr(cell(rows, i + 1, 4), ==, "broke, \"badly\"\non line two");
+			g_assert_cmpstr(cell(rows, i + 1, 4), ==, "broke, \"badly\"\\non line two");
 		}
 	}
 	info_rows = parse_csv(info_csv->str);
 	g_assert_cmpuint(info_rows->len, ==, 1 + G_N_ELEMENTS(hostile_names));
 	g_assert_cmpstr(cell(info_rows, 0, 4), ==, "enabled_commands");
-	g_assert_cmpstr(cell(info_rows, 1, 3), ==, "1.0 \"beta\",\nx");
+	g_assert_cmpstr(cell(info_rows, 1, 3), ==, "1.0 \"beta\",\\nx");
 	g_assert_cmpstr(cell(info_rows, 1, 4), ==, "guest-ping;gb-get-facts");
 	g_assert_cmpstr(cell(info_rows, 2, 3), ==, "");
 }
@@ -359,7 +359,7 @@ static void test_prom_csv_error_escaped(void)
 	g_assert_null(strchr(csv->str, '\033'));
 	g_assert_null(strchr(csv->str, '\007'));
 	rows = parse_csv(csv->str);
-	g_assert_cmpstr(cell(rows, 1, 4), ==, "qga: \\x1b]0;pwned\\x07\\x1b[2Jgone\nline two");
+	g_assert_cmpstr(cell(rows, 1, 4), ==, "qga: \\x1b]0;pwned\\x07\\x1b[2Jgone\\nline two");
 }
 
 static void test_prom_ping_info_prom(void)
