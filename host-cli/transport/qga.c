@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <gio/gio.h>
+#include <signal.h>
 #include <string.h>
 
 #include "guestbench-protocol.h"
@@ -62,6 +63,7 @@ struct _CliQga {
 	GError *error;          /* why the session failed */
 	GHashTable *jobs;       /* gint64 job id -> JsonNode, the final status of a one-shot job */
 	gint64 interrupted_pid; /* the one-shot agent cli_qga_interrupt() sent SIGTERM */
+	gboolean interrupt_wanted; /* interrupted before guest-exec said which pid to signal */
 };
 
 static void cli_qga_process_next(CliQga *qga);
@@ -169,6 +171,7 @@ static void cli_qga_finish_head(CliQga *qga, JsonNode *ret_owned, GError *error_
 
 	qga->busy = FALSE;
 	qga->pid = 0;
+	qga->interrupt_wanted = FALSE;
 	cli_qga_destroy_source(&qga->poll_source);
 	if (call == NULL)
 		return;
@@ -303,6 +306,7 @@ static gboolean cli_qga_inner_failed(CliQga *qga, const GError *error)
 }
 
 static void cli_qga_arm_poll(CliQga *qga);
+static void cli_qga_interrupt(CliSession *session);
 
 static void cli_qga_status_cb(CliSession *inner, JsonNode *ret, const GError *error,
                               gpointer user_data)
@@ -338,6 +342,16 @@ static void cli_qga_status_cb(CliSession *inner, JsonNode *ret, const GError *er
 			               qga->wait_data);
 		if (qga->state == CLI_QGA_OPEN)
 			cli_qga_arm_poll(qga);
+		cli_qga_unref(qga);
+		return;
+	}
+	if (status->signal == SIGTERM && qga->pid == qga->interrupted_pid &&
+	    g_strcmp0(call->execute, "gb-bench-start") == 0) {
+		/* our SIGTERM came before the agent was ready to turn it into a cancel */
+		cli_qga_ref(qga);
+		cli_qga_finish_head(qga, NULL,
+		                    g_error_new_literal(GB_ERROR, GB_ERROR_FAILED,
+		                                        "cancelled (before the job had started)"));
 		cli_qga_unref(qga);
 		return;
 	}
@@ -404,6 +418,11 @@ static void cli_qga_exec_cb(CliSession *inner, JsonNode *ret, const GError *erro
 	}
 	qga->poll_ms = CLI_QGA_POLL_FIRST_MS;
 	cli_qga_arm_poll(qga);
+	/* Ctrl-C came while qemu-ga was starting the agent: now there is a pid to signal */
+	if (qga->interrupt_wanted) {
+		qga->interrupt_wanted = FALSE;
+		cli_qga_interrupt(&qga->parent);
+	}
 }
 
 static void cli_qga_process_next(CliQga *qga)
@@ -553,9 +572,14 @@ static void cli_qga_interrupt(CliSession *session)
 	JsonArray *argv;
 	char pid[24];
 
-	if (qga->state != CLI_QGA_OPEN || !qga->busy || qga->pid <= 0 || qga->inner == NULL ||
-	    call == NULL || g_strcmp0(call->execute, "gb-bench-start") != 0 ||
-	    qga->interrupted_pid == qga->pid)
+	if (qga->state != CLI_QGA_OPEN || !qga->busy || qga->inner == NULL || call == NULL ||
+	    g_strcmp0(call->execute, "gb-bench-start") != 0)
+		return;
+	if (qga->pid <= 0) {
+		qga->interrupt_wanted = TRUE;
+		return;
+	}
+	if (qga->interrupted_pid == qga->pid)
 		return;
 	qga->interrupted_pid = qga->pid;
 	g_snprintf(pid, sizeof(pid), "%" G_GINT64_FORMAT, qga->pid);
