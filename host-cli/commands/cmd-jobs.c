@@ -11,6 +11,7 @@
 #include "guestbench-protocol.h"
 
 #include "commands/bench-args.h"
+#include "commands/cmd-jobs.h"
 #include "commands/commands.h"
 #include "render/csv.h"
 
@@ -78,8 +79,8 @@ static JsonNode *cli_jobs_parse_job(JsonNode *node, const char *what, GError **e
 	return json_builder_get_root(builder);
 }
 
-/* {"jobs": [...]} of gb-bench-list, rebuilt; oldest first, as the agent lists them. */
-static JsonNode *cli_jobs_parse_list(JsonNode *ret, GError **error)
+/* Oldest first, as the agent lists them. */
+JsonNode *cli_jobs_parse_list(JsonNode *ret, GError **error)
 {
 	JsonObject *obj = NULL;
 	JsonArray *jobs = NULL;
