@@ -41,7 +41,8 @@ struct _CliQga {
 	CliSession *inner; /* the session with qemu-ga, NULL through virsh */
 	char *domain;      /* libvirt:DOMAIN: each call is one virsh qemu-agent-command */
 	char *virsh;
-	CliSpawn *spawn; /* the running virsh */
+	CliSpawn *spawn;      /* the running virsh */
+	CliSpawn *kill_spawn; /* the virsh that signals a one-shot agent (cli_qga_interrupt()) */
 	CliSessionReplyFunc virsh_func;
 	char *virsh_execute;
 	GMainContext *context;
@@ -96,6 +97,7 @@ static void cli_qga_teardown(CliQga *qga)
 	cli_qga_destroy_source(&qga->poll_source);
 	/* a running virsh is killed: it must not outlive the session */
 	cli_spawn_cancel(g_steal_pointer(&qga->spawn));
+	cli_spawn_cancel(g_steal_pointer(&qga->kill_spawn));
 	if (qga->inner != NULL) {
 		cli_channel_close(qga->inner);
 		qga->inner = NULL;
@@ -564,15 +566,31 @@ static void cli_qga_kill_cb(CliSession *inner, JsonNode *ret, const GError *erro
 	}
 }
 
+/* Through virsh the signal goes beside the virsh that is polling: libvirt queues both. */
+static void cli_qga_kill_virsh_cb(const CliSpawnResult *result, const GError *error,
+                                  gpointer user_data)
+{
+	CliQga *qga = user_data; /* the spawn holds a reference until after this */
+
+	qga->kill_spawn = NULL;
+	if (error != NULL || !result->exited || result->exit_status != 0)
+		g_debug("%s: signalling the one-shot agent through virsh failed: %s", qga->text,
+		        error != NULL ? error->message : result->err);
+	cli_qga_kill_cb(NULL, NULL, error, qga);
+}
+
 static void cli_qga_interrupt(CliSession *session)
 {
 	CliQga *qga = (CliQga *)session;
 	CliQgaCall *call = g_queue_peek_head(&qga->calls);
 	g_autoptr(JsonObject) args = NULL;
+	g_autoptr(GString) line = NULL;
+	g_autoptr(GError) error = NULL;
+	const char *virsh_argv[5];
 	JsonArray *argv;
 	char pid[24];
 
-	if (qga->state != CLI_QGA_OPEN || !qga->busy || qga->inner == NULL || call == NULL ||
+	if (qga->state != CLI_QGA_OPEN || !qga->busy || call == NULL ||
 	    g_strcmp0(call->execute, "gb-bench-start") != 0)
 		return;
 	if (qga->pid <= 0) {
@@ -592,7 +610,23 @@ static void cli_qga_interrupt(CliSession *session)
 	json_array_add_string_element(argv, "sh");
 	json_array_add_string_element(argv, pid);
 	json_object_set_array_member(args, "arg", argv);
-	cli_channel_call(qga->inner, "guest-exec", args, cli_qga_kill_cb, qga);
+	if (qga->domain == NULL) {
+		cli_channel_call(qga->inner, "guest-exec", args, cli_qga_kill_cb, qga);
+		return;
+	}
+	line = gb_request_build("guest-exec", args, NULL);
+	g_strstrip(line->str);
+	virsh_argv[0] = qga->virsh;
+	virsh_argv[1] = "qemu-agent-command";
+	virsh_argv[2] = qga->domain;
+	virsh_argv[3] = line->str;
+	virsh_argv[4] = NULL;
+	qga->kill_spawn = cli_spawn_start(virsh_argv, 0, qga->context, cli_qga_kill_virsh_cb,
+	                                  cli_qga_ref(qga), (GDestroyNotify)cli_qga_unref, &error);
+	if (qga->kill_spawn == NULL) {
+		g_debug("%s: %s", qga->text, error->message);
+		cli_qga_unref(qga);
+	}
 }
 
 static gboolean cli_qga_is_open(const CliSession *session)
