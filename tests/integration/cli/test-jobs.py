@@ -240,7 +240,8 @@ def test_qga(tmp):
     qga = os.environ.get("GB_QEMU_GA")
     if not qga or os.geteuid() != 0:
         for name in ["qga: --deadline cancels the one-shot job",
-                     "qga: Ctrl-C before guest-exec answered cancels the one-shot job"]:
+                     "qga: Ctrl-C before guest-exec answered cancels the one-shot job",
+                     "qga: SIGTERM before the agent was ready is reported as cancelled"]:
             skip(name, "needs GB_QEMU_GA and root (guest-exec)")
         return []
     state = os.path.join(tmp, "qga-state")
@@ -287,6 +288,30 @@ def test_qga(tmp):
                                                 oneshot_pids(marker)))
     for pid in oneshot_pids(marker):
         os.kill(pid, signal.SIGKILL)
+
+    # an agent that gets the SIGTERM before it is ready for it (a wrapper still sleeping,
+    # whose sleep does not hold the output qemu-ga waits on)
+    wrapper = os.path.join(tmp, "slow-agent")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nsleep 3 >/dev/null 2>&1\nexec %s \"$@\"\n" % AGENT)
+    os.chmod(wrapper, 0o755)
+    marker = "19.5"
+    p = subprocess.Popen([CLI, "bench", "aes", "--seconds", marker, "--sizes", "16",
+                          "--no-save", "--format", "json", "--qga-agent", wrapper,
+                          "qga:" + qsock], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, XDG_DATA_HOME=XDG))
+    end = time.monotonic() + 10
+    while not oneshot_pids(marker) and time.monotonic() < end:
+        time.sleep(0.01)
+    time.sleep(0.3)  # guest-exec has answered with the wrapper's pid
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    g = guests(out)
+    check("qga: SIGTERM before the agent was ready is reported as cancelled",
+          p.returncode == 130 and g and
+          g[0]["error"] == "cancelled (before the job had started)" and wait_gone(marker, 2),
+          "rc %s %s %s" % (p.returncode, out, err))
     return [proc]
 
 
