@@ -558,12 +558,13 @@ static void cli_qga_kill_cb(CliSession *inner, JsonNode *ret, const GError *erro
 	CliQga *qga = user_data;
 
 	/* the signal is sent: look at the agent soon rather than at the next slow poll
-	 * (only when no poll is on the wire: one guest-exec-status at a time) */
-	if (qga->state == CLI_QGA_OPEN && qga->busy && qga->pid == qga->interrupted_pid &&
-	    qga->poll_source != NULL) {
-		qga->poll_ms = CLI_QGA_POLL_FIRST_MS;
+	 * (now when no poll is on the wire, one guest-exec-status at a time; else right
+	 * after the one that is) */
+	if (qga->state != CLI_QGA_OPEN || !qga->busy || qga->pid != qga->interrupted_pid)
+		return;
+	qga->poll_ms = CLI_QGA_POLL_FIRST_MS;
+	if (qga->poll_source != NULL)
 		cli_qga_arm_poll(qga);
-	}
 }
 
 /* Through virsh the signal goes beside the virsh that is polling: libvirt queues both. */
