@@ -34,6 +34,7 @@ typedef struct {
 	JsonObject *params; /* normalised, as the benchmark takes them */
 	gint64 runs;
 	gint64 current_run; /* worker thread only */
+	gint64 started_us;  /* monotonic: how long ago it started, whatever the wall clock does */
 	GThread *thread;    /* until joined */
 	/* protected by jobs->mutex */
 	AgentJobState state;
@@ -146,6 +147,7 @@ static JsonNode *agent_job_to_json(AgentJob *job, gboolean with_result)
 	json_object_set_string_member(obj, "state", agent_job_state_names[job->state]);
 	json_object_set_double_member(obj, "progress", job->progress);
 	json_object_set_string_member(obj, "phase", job->phase != NULL ? job->phase : "");
+	json_object_set_double_member(obj, "age", (g_get_monotonic_time() - job->started_us) / 1e6);
 	if (job->error != NULL)
 		json_object_set_string_member(obj, "error", job->error);
 	if (with_result && job->result != NULL)
@@ -509,6 +511,7 @@ JsonNode *agent_cmd_bench_start(AgentContext *agent, JsonObject *args, GError **
 		job = g_new0(AgentJob, 1);
 		job->jobs = jobs;
 		job->id = jobs->next_id;
+		job->started_us = g_get_monotonic_time();
 		job->bench = bench;
 		job->params = g_steal_pointer(&normalised);
 		job->runs = runs;

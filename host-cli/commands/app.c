@@ -219,7 +219,7 @@ static const GOptionEntry cli_common_entries[] = {
 	{ "qga-agent", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_qga_agent_cb,
 	  "The agent binary inside qga: guests (default " GB_AGENT_DEFAULT_BINARY ")", "PATH" },
 	{ "deadline", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
-	  "Seconds for the whole run; guests not done by then time out", "SECONDS" },
+	  "Seconds for the whole run; guests not done time out, jobs cancelled", "SECONDS" },
 	{ "inventory", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
 	  "Add the guests of an inventory file, like @FILE (repeatable)", "FILE" },
 	{ "tag", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,

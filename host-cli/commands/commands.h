@@ -11,6 +11,8 @@ extern const CliCommand cli_cmd_info;
 extern const CliCommand cli_cmd_facts;
 extern const CliCommand cli_cmd_audit;
 extern const CliCommand cli_cmd_bench;
+extern const CliCommand cli_cmd_jobs;
+extern const CliCommand cli_cmd_cancel;
 extern const CliCommand cli_cmd_compare;
 extern const CliCommand cli_cmd_report;
 extern const CliCommand cli_cmd_results;

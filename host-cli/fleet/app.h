@@ -74,7 +74,8 @@ G_BEGIN_DECLS
  * the grace cli_guest_set_deadline() cannot extend it. What
  * finished is still printed; the exit status is then 128 + the signal number
  * (130 for SIGINT, 143 for SIGTERM), so a script can tell an interrupted run
- * from a failed guest (3).
+ * from a failed guest (3). --deadline cancels running guests the same way, and
+ * each ends as "timed out: overall deadline ... (WHAT CANCEL ENDED WITH)".
  *
  * Rendering: --format json always prints the contract document built from
  * each guest's result node, so a command only decides what it passes to
@@ -232,6 +233,7 @@ struct _CliGuest {
 	double progress;
 	char *progress_text;
 	gboolean cancelling;
+	GError *cancel_reason; /* why the runner cancels (--deadline): the guest ends with it */
 	gpointer data;
 	GDestroyNotify data_destroy;
 };

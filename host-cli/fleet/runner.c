@@ -60,6 +60,7 @@ void cli_guest_free(CliGuest *guest)
 		return;
 	cli_guest_release(guest);
 	g_ptr_array_unref(guest->timers);
+	g_clear_error(&guest->cancel_reason);
 	g_free(guest->error);
 	g_free(guest->progress_text);
 	if (guest->result != NULL)
@@ -75,11 +76,18 @@ gboolean cli_guest_is_done(const CliGuest *guest)
 void cli_guest_finish(CliGuest *guest, JsonNode *result, const GError *error)
 {
 	g_autoptr(JsonNode) result_owned = result;
+	g_autoptr(GError) error_reason = NULL;
 	CliApp *app = guest->app;
 
 	if (cli_guest_is_done(guest)) {
 		g_debug("%s: already finished", guest->target->name);
 		return;
+	}
+	/* cancelled for the deadline: that is why it ended, and the cancel says how */
+	if (guest->cancel_reason != NULL && error != NULL) {
+		error_reason = g_error_new(GB_ERROR, guest->cancel_reason->code, "%s (%s)",
+		                           guest->cancel_reason->message, error->message);
+		error = error_reason;
 	}
 	if (guest->status == CLI_GUEST_RUNNING && app->n_running > 0)
 		app->n_running--;
@@ -143,7 +151,9 @@ static gboolean cli_guest_deadline_cb(gpointer user_data)
 		wait = cli_session_describe_wait(guest->session);
 	if (guest->cancelling) {
 		error = g_error_new(GB_ERROR, GB_ERROR_FAILED,
-		                    "interrupted (cancelling took longer than %g s)",
+		                    guest->cancel_reason != NULL
+		                        ? "cancelling took longer than %g s"
+		                        : "interrupted (cancelling took longer than %g s)",
 		                    CLI_CANCEL_GRACE_SECONDS);
 	} else {
 		error = g_error_new(GB_ERROR, GB_ERROR_TIMEOUT, "timed out after %g s%s%s",
@@ -304,6 +314,24 @@ static void cli_runner_start_more(CliApp *app)
 	}
 }
 
+/*
+ * Lets the command of a running guest cancel its work in the guest (a benchmark job)
+ * within CLI_CANCEL_GRACE_SECONDS; reason (may be NULL) is what the guest then ends
+ * with. FALSE when the command cannot: the caller ends the guest itself.
+ */
+static gboolean cli_runner_cancel_guest(CliApp *app, CliGuest *guest, const GError *reason)
+{
+	if (guest->cancelling || app->command->cancel == NULL || guest->session == NULL ||
+	    !cli_session_is_open(guest->session))
+		return FALSE;
+	cli_guest_set_deadline(guest, CLI_CANCEL_GRACE_SECONDS);
+	guest->cancelling = TRUE;
+	if (reason != NULL)
+		guest->cancel_reason = g_error_copy(reason);
+	app->command->cancel(guest, guest->session);
+	return TRUE;
+}
+
 static void cli_runner_interrupt(CliApp *app, int signum)
 {
 	gboolean force = app->signal_received != 0;
@@ -326,19 +354,17 @@ static void cli_runner_interrupt(CliApp *app, int signum)
 			continue;
 		/* the first signal lets a job be cancelled in the guest; a second one does not wait
 		 */
-		if (!force && !guest->cancelling && app->command->cancel != NULL &&
-		    guest->session != NULL && cli_session_is_open(guest->session)) {
-			cli_guest_set_deadline(guest, CLI_CANCEL_GRACE_SECONDS);
-			guest->cancelling = TRUE;
-			app->command->cancel(guest, guest->session);
+		if (!force && cli_runner_cancel_guest(app, guest, NULL))
 			continue;
-		}
 		error = g_error_new(GB_ERROR, GB_ERROR_FAILED, "interrupted by %s", signame);
 		cli_guest_finish(guest, NULL, error);
 	}
 }
 
-/* --deadline: whatever is not done by then ends now; what is done keeps its result. */
+/*
+ * --deadline: whatever is not done by then ends now, except that a running job is
+ * cancelled in the guest first, as on Ctrl-C; what is done keeps its result.
+ */
 static gboolean cli_runner_deadline_cb(gpointer user_data)
 {
 	CliApp *app = user_data;
@@ -354,6 +380,8 @@ static gboolean cli_runner_deadline_cb(gpointer user_data)
 			error = g_error_new(GB_ERROR, GB_ERROR_TIMEOUT,
 			                    "timed out: overall deadline of %g s reached",
 			                    app->opts.deadline);
+			if (cli_runner_cancel_guest(app, guest, error))
+				continue;
 		} else {
 			continue;
 		}

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <gio/gio.h>
+#include <signal.h>
 #include <string.h>
 
 #include "guestbench-protocol.h"
@@ -40,7 +41,8 @@ struct _CliQga {
 	CliSession *inner; /* the session with qemu-ga, NULL through virsh */
 	char *domain;      /* libvirt:DOMAIN: each call is one virsh qemu-agent-command */
 	char *virsh;
-	CliSpawn *spawn; /* the running virsh */
+	CliSpawn *spawn;      /* the running virsh */
+	CliSpawn *kill_spawn; /* the virsh that signals a one-shot agent (cli_qga_interrupt()) */
 	CliSessionReplyFunc virsh_func;
 	char *virsh_execute;
 	GMainContext *context;
@@ -62,6 +64,7 @@ struct _CliQga {
 	GError *error;          /* why the session failed */
 	GHashTable *jobs;       /* gint64 job id -> JsonNode, the final status of a one-shot job */
 	gint64 interrupted_pid; /* the one-shot agent cli_qga_interrupt() sent SIGTERM */
+	gboolean interrupt_wanted; /* interrupted before guest-exec said which pid to signal */
 };
 
 static void cli_qga_process_next(CliQga *qga);
@@ -94,6 +97,7 @@ static void cli_qga_teardown(CliQga *qga)
 	cli_qga_destroy_source(&qga->poll_source);
 	/* a running virsh is killed: it must not outlive the session */
 	cli_spawn_cancel(g_steal_pointer(&qga->spawn));
+	cli_spawn_cancel(g_steal_pointer(&qga->kill_spawn));
 	if (qga->inner != NULL) {
 		cli_channel_close(qga->inner);
 		qga->inner = NULL;
@@ -169,6 +173,7 @@ static void cli_qga_finish_head(CliQga *qga, JsonNode *ret_owned, GError *error_
 
 	qga->busy = FALSE;
 	qga->pid = 0;
+	qga->interrupt_wanted = FALSE;
 	cli_qga_destroy_source(&qga->poll_source);
 	if (call == NULL)
 		return;
@@ -303,6 +308,7 @@ static gboolean cli_qga_inner_failed(CliQga *qga, const GError *error)
 }
 
 static void cli_qga_arm_poll(CliQga *qga);
+static void cli_qga_interrupt(CliSession *session);
 
 static void cli_qga_status_cb(CliSession *inner, JsonNode *ret, const GError *error,
                               gpointer user_data)
@@ -338,6 +344,16 @@ static void cli_qga_status_cb(CliSession *inner, JsonNode *ret, const GError *er
 			               qga->wait_data);
 		if (qga->state == CLI_QGA_OPEN)
 			cli_qga_arm_poll(qga);
+		cli_qga_unref(qga);
+		return;
+	}
+	if (status->signal == SIGTERM && qga->pid == qga->interrupted_pid &&
+	    g_strcmp0(call->execute, "gb-bench-start") == 0) {
+		/* our SIGTERM came before the agent was ready to turn it into a cancel */
+		cli_qga_ref(qga);
+		cli_qga_finish_head(qga, NULL,
+		                    g_error_new_literal(GB_ERROR, GB_ERROR_FAILED,
+		                                        "cancelled (before the job had started)"));
 		cli_qga_unref(qga);
 		return;
 	}
@@ -404,6 +420,11 @@ static void cli_qga_exec_cb(CliSession *inner, JsonNode *ret, const GError *erro
 	}
 	qga->poll_ms = CLI_QGA_POLL_FIRST_MS;
 	cli_qga_arm_poll(qga);
+	/* Ctrl-C came while qemu-ga was starting the agent: now there is a pid to signal */
+	if (qga->interrupt_wanted) {
+		qga->interrupt_wanted = FALSE;
+		cli_qga_interrupt(&qga->parent);
+	}
 }
 
 static void cli_qga_process_next(CliQga *qga)
@@ -537,12 +558,26 @@ static void cli_qga_kill_cb(CliSession *inner, JsonNode *ret, const GError *erro
 	CliQga *qga = user_data;
 
 	/* the signal is sent: look at the agent soon rather than at the next slow poll
-	 * (only when no poll is on the wire: one guest-exec-status at a time) */
-	if (qga->state == CLI_QGA_OPEN && qga->busy && qga->pid == qga->interrupted_pid &&
-	    qga->poll_source != NULL) {
-		qga->poll_ms = CLI_QGA_POLL_FIRST_MS;
+	 * (now when no poll is on the wire, one guest-exec-status at a time; else right
+	 * after the one that is) */
+	if (qga->state != CLI_QGA_OPEN || !qga->busy || qga->pid != qga->interrupted_pid)
+		return;
+	qga->poll_ms = CLI_QGA_POLL_FIRST_MS;
+	if (qga->poll_source != NULL)
 		cli_qga_arm_poll(qga);
-	}
+}
+
+/* Through virsh the signal goes beside the virsh that is polling: libvirt queues both. */
+static void cli_qga_kill_virsh_cb(const CliSpawnResult *result, const GError *error,
+                                  gpointer user_data)
+{
+	CliQga *qga = user_data; /* the spawn holds a reference until after this */
+
+	qga->kill_spawn = NULL;
+	if (error != NULL || !result->exited || result->exit_status != 0)
+		g_debug("%s: signalling the one-shot agent through virsh failed: %s", qga->text,
+		        error != NULL ? error->message : result->err);
+	cli_qga_kill_cb(NULL, NULL, error, qga);
 }
 
 static void cli_qga_interrupt(CliSession *session)
@@ -550,12 +585,20 @@ static void cli_qga_interrupt(CliSession *session)
 	CliQga *qga = (CliQga *)session;
 	CliQgaCall *call = g_queue_peek_head(&qga->calls);
 	g_autoptr(JsonObject) args = NULL;
+	g_autoptr(GString) line = NULL;
+	g_autoptr(GError) error = NULL;
+	const char *virsh_argv[5];
 	JsonArray *argv;
 	char pid[24];
 
-	if (qga->state != CLI_QGA_OPEN || !qga->busy || qga->pid <= 0 || qga->inner == NULL ||
-	    call == NULL || g_strcmp0(call->execute, "gb-bench-start") != 0 ||
-	    qga->interrupted_pid == qga->pid)
+	if (qga->state != CLI_QGA_OPEN || !qga->busy || call == NULL ||
+	    g_strcmp0(call->execute, "gb-bench-start") != 0)
+		return;
+	if (qga->pid <= 0) {
+		qga->interrupt_wanted = TRUE;
+		return;
+	}
+	if (qga->interrupted_pid == qga->pid)
 		return;
 	qga->interrupted_pid = qga->pid;
 	g_snprintf(pid, sizeof(pid), "%" G_GINT64_FORMAT, qga->pid);
@@ -568,7 +611,23 @@ static void cli_qga_interrupt(CliSession *session)
 	json_array_add_string_element(argv, "sh");
 	json_array_add_string_element(argv, pid);
 	json_object_set_array_member(args, "arg", argv);
-	cli_channel_call(qga->inner, "guest-exec", args, cli_qga_kill_cb, qga);
+	if (qga->domain == NULL) {
+		cli_channel_call(qga->inner, "guest-exec", args, cli_qga_kill_cb, qga);
+		return;
+	}
+	line = gb_request_build("guest-exec", args, NULL);
+	g_strstrip(line->str);
+	virsh_argv[0] = qga->virsh;
+	virsh_argv[1] = "qemu-agent-command";
+	virsh_argv[2] = qga->domain;
+	virsh_argv[3] = line->str;
+	virsh_argv[4] = NULL;
+	qga->kill_spawn = cli_spawn_start(virsh_argv, 0, qga->context, cli_qga_kill_virsh_cb,
+	                                  cli_qga_ref(qga), (GDestroyNotify)cli_qga_unref, &error);
+	if (qga->kill_spawn == NULL) {
+		g_debug("%s: %s", qga->text, error->message);
+		cli_qga_unref(qga);
+	}
 }
 
 static gboolean cli_qga_is_open(const CliSession *session)

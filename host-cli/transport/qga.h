@@ -42,8 +42,10 @@ G_BEGIN_DECLS
  * gb-bench-start runs: the job id is not known until it is over, so no
  * gb-bench-cancel can name it. It sends SIGTERM to the one-shot agent instead
  * (guest-exec of /bin/sh -c 'kill -TERM PID'; the agent cancels its job and
- * prints the cancelled status). Not through virsh (one virsh call at a
- * time); a no-op when nothing of the kind runs.
+ * prints the cancelled status); asked before guest-exec has answered with the
+ * pid, it sends the signal once it has. Through virsh the signal goes in a
+ * virsh of its own, beside the one polling. A no-op when nothing of the kind
+ * runs.
  */
 CliSession *cli_qga_open(const CliAddress *address, GMainContext *context, gsize max_reply_size,
                          CliSessionOpenFunc open_func, gpointer user_data);

@@ -671,7 +671,15 @@ static void test_qga_libvirt_virsh(void)
 
 	g_assert_cmpint(g_mkdir(bindir, 0755), ==, 0);
 	g_assert_cmpint(g_mkdir(libvirt_dir, 0755), ==, 0);
-	g_assert_true(g_file_set_contents(virsh, fake_virsh, -1, NULL));
+	/* the system's python when there is one: a version manager's shim on PATH can take
+	 * seconds per start, longer than Ctrl-C's grace for the virsh that signals the agent */
+	if (g_file_test("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE)) {
+		g_autofree char *text =
+		    g_strconcat("#!/usr/bin/python3\n", strchr(fake_virsh, '\n') + 1, NULL);
+		g_assert_true(g_file_set_contents(virsh, text, -1, NULL));
+	} else {
+		g_assert_true(g_file_set_contents(virsh, fake_virsh, -1, NULL));
+	}
 	g_assert_cmpint(g_chmod(virsh, 0755), ==, 0);
 	g_assert_true(g_file_get_contents(xml_src, &xml, NULL, NULL));
 	g_assert_true(g_file_set_contents(xml_dst, xml, -1, NULL));
@@ -698,6 +706,68 @@ static void test_qga_libvirt_virsh(void)
 	/* it really went through virsh: guest-info, guest-exec, guest-exec-status */
 	g_assert_true(g_file_get_contents(log, &calls, NULL, NULL));
 	g_assert_nonnull(strstr(calls, "vm2 guest-info\nvm2 guest-exec\nvm2 guest-exec-status\n"));
+}
+
+/*
+ * Ctrl-C through virsh (the libvirt:vm2 of the test above): the signal for the
+ * one-shot agent goes in a virsh of its own, beside the one polling.
+ */
+static void test_qga_libvirt_interrupt(void)
+{
+	g_autofree char *bindir = g_build_filename(tmpdir, "bin", NULL);
+	g_autofree char *libvirt_dir = g_build_filename(tmpdir, "libvirt", NULL);
+	g_autofree char *path = g_strdup_printf("%s:%s", bindir, g_getenv("PATH"));
+	const char *argv[] = { g_getenv("GB_CLI"),
+		               "bench",
+		               "aes",
+		               "--seconds",
+		               "21.25",
+		               "--sizes",
+		               "16",
+		               "--no-save",
+		               "--format",
+		               "json",
+		               "--libvirt-dir",
+		               libvirt_dir,
+		               "--qga-agent",
+		               g_getenv("GB_AGENT"),
+		               "libvirt:vm2",
+		               NULL };
+	g_autoptr(GSubprocessLauncher) launcher =
+	    g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+	g_autoptr(GSubprocess) proc = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *out = NULL;
+	g_autoptr(JsonNode) doc = NULL;
+	CliRun run = { 0 };
+	gint64 pid = 0;
+
+	if (!g_file_test(libvirt_dir, G_FILE_TEST_IS_DIR)) {
+		g_test_skip("needs the fake virsh of /qga/libvirt-virsh");
+		return;
+	}
+	g_subprocess_launcher_setenv(launcher, "PATH", path, TRUE);
+	proc = g_subprocess_launcher_spawnv(launcher, argv, &error);
+	g_assert_no_error(error);
+	for (guint i = 0; i < 1000 && pid == 0; i++) {
+		pid = find_oneshot("21.25");
+		if (pid == 0)
+			g_usleep(10 * 1000);
+	}
+	g_assert_cmpint(pid, >, 0);
+	g_usleep(300 * 1000); /* the job is running, and the CLI knows its pid */
+	g_subprocess_send_signal(proc, SIGINT);
+	g_subprocess_communicate_utf8(proc, NULL, NULL, &out, NULL, &error);
+	g_assert_no_error(error);
+	g_assert_true(g_subprocess_get_if_exited(proc));
+	g_assert_cmpint(g_subprocess_get_exit_status(proc), ==, 130);
+	run.out = out;
+	run.doc = doc = gb_json_parse(out, strlen(out), NULL);
+	run.status = 3;
+	g_assert_cmpstr(guest_string(&run, 0, "error"), ==, "cancelled");
+	for (guint i = 0; i < 500 && find_oneshot("21.25") == pid; i++)
+		g_usleep(10 * 1000);
+	g_assert_cmpint(find_oneshot("21.25"), ==, 0);
 }
 
 static void test_qga_inventory(void)
@@ -793,6 +863,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/qga/dead-socket", test_qga_dead_socket);
 	g_test_add_func("/qga/inventory", test_qga_inventory);
 	g_test_add_func("/qga/libvirt-virsh", test_qga_libvirt_virsh);
+	g_test_add_func("/qga/libvirt-interrupt", test_qga_libvirt_interrupt);
 	g_test_add_func("/qga/oneshot-bench", test_qga_oneshot_bench);
 	rc = g_test_run();
 

@@ -145,6 +145,10 @@ static void test_job_busy_and_cancel(void)
 		job = json_array_get_object_element(jobs, 0);
 		g_assert_cmpstr(json_object_get_string_member(job, "state"), ==, "running");
 		g_assert_false(json_object_has_member(job, "result"));
+		/* how long ago it started: it was started just now */
+		g_assert_true(json_object_has_member(job, "age"));
+		g_assert_cmpfloat(json_object_get_double_member(job, "age"), >=, 0.0);
+		g_assert_cmpfloat(json_object_get_double_member(job, "age"), <, 5.0);
 	}
 
 	g_usleep(200 * 1000);
@@ -162,6 +166,8 @@ static void test_job_busy_and_cancel(void)
 	/* the documented bound: cancel takes effect within 100 ms (protocol/BENCH.md) */
 	g_assert_cmpint(g_get_monotonic_time() - t0, <, 100 * 1000);
 	g_assert_cmpstr(json_object_get_string_member(st, "state"), ==, "cancelled");
+	/* the 200 ms it ran are in its age */
+	g_assert_cmpfloat(json_object_get_double_member(st, "age"), >=, 0.2);
 	g_assert_cmpstr(json_object_get_string_member(st, "error"), ==, "Benchmark cancelled");
 	g_assert_false(json_object_has_member(st, "result"));
 
