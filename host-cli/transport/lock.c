@@ -133,6 +133,12 @@ CliLockDir *cli_lock_dir_open(const char *base, const char *sub, uid_t euid, GEr
 			close(fd);
 			return NULL;
 		}
+		/* first by name, so that one we may not even open says whose it is */
+		if (fstatat(fd, parts[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    !cli_lock_check_dir(&st, path, euid, error)) {
+			close(fd);
+			return NULL;
+		}
 		/* O_NOFOLLOW: a symlink planted there fails instead of being followed */
 		next = openat(fd, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		close(fd);
