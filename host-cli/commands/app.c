@@ -492,6 +492,7 @@ static const char cli_common_description[] =
     "\n"
     "Exit status: 0 all guests ok, 1 a FAIL finding, 2 usage error,\n"
     "3 one or more guests unreachable, erroring or timed out,\n"
+    "4 one or more guests busy (another guestbench uses them), none failed,\n"
     "130 interrupted by SIGINT, 143 by SIGTERM.";
 
 static GOptionContext *cli_app_new_context(CliApp *app, const CliCommand *command)

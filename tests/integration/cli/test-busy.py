@@ -5,7 +5,6 @@ holder's pid, command and start time) at once instead of timing out;
 --wait-busy waits its turn; a holder that died leaves nothing that blocks.
 Prints TAP.
 """
-import hashlib
 import json
 import os
 import re
@@ -18,27 +17,11 @@ import time
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from gbtest import check, prom_valid, start_agents, stop, tap_report  # noqa: E402
+import gbtest  # noqa: E402
+from gbtest import check, lock_dir, lock_path, prom_valid, start_agents, stop, tap_report  # noqa: E402
 
 CLI = os.environ["GB_CLI"]
 EXIT_BUSY = 4
-# About 4 s of work in the guest: one block size, one run.
-HOLDER_ARGS = ["bench", "aes", "--sizes", "1k", "--seconds", "4", "--runs", "1", "--no-save"]
-
-
-def lock_dir():
-    """Where guestbench(1) says the lock files are."""
-    if os.geteuid() == 0:
-        return "/run/guestbench/locks"
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg and os.path.isabs(xdg):
-        return os.path.join(xdg, "guestbench", "locks")
-    return "/tmp/guestbench-%d/locks" % os.geteuid()
-
-
-def lock_path(sock):
-    key = "socket:" + os.path.realpath(sock)
-    return os.path.join(lock_dir(), hashlib.sha256(key.encode()).hexdigest() + ".lock")
 
 
 def cli(*args, timeout=60):
@@ -48,23 +31,8 @@ def cli(*args, timeout=60):
     return proc, time.monotonic() - start
 
 
-def start_holder(sock, extra=()):
-    """A guestbench benchmarking sock; returns once its lock file names it."""
-    proc = subprocess.Popen([CLI] + list(extra) + HOLDER_ARGS + [sock], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
-    path = lock_path(sock)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            with open(path) as f:
-                if "pid=%d\n" % proc.pid in f.read():
-                    return proc
-        except FileNotFoundError:
-            pass
-        time.sleep(0.02)
-    proc.kill()
-    proc.wait()
-    raise RuntimeError("the holder did not lock %s" % path)
+def start_holder(sock):
+    return gbtest.start_holder(CLI, sock)
 
 
 def catches_sigint(pid):
