@@ -242,6 +242,7 @@ struct _CliGuest {
 	GDestroyNotify data_destroy;
 	CliLock *lock;        /* held from before the connect until the guest finishes */
 	gint64 busy_until_us; /* --wait-busy: when to stop waiting for the lock */
+	char *busy_holder;    /* while waiting: who holds it (cli_lock_holder_describe()) */
 };
 
 CliApp *cli_app_new(void);

@@ -64,6 +64,7 @@ void cli_guest_free(CliGuest *guest)
 	g_ptr_array_unref(guest->timers);
 	g_free(guest->error);
 	g_free(guest->progress_text);
+	g_free(guest->busy_holder);
 	if (guest->result != NULL)
 		json_node_unref(guest->result);
 	g_free(guest);
@@ -339,6 +340,8 @@ static void cli_runner_lock_guest(CliApp *app, CliGuest *guest)
 	if (g_get_monotonic_time() < guest->busy_until_us) {
 		g_autofree char *text = g_strdup_printf("busy, waiting for %s", who);
 
+		g_free(guest->busy_holder);
+		guest->busy_holder = g_strdup(who);
 		cli_guest_set_progress(guest, 0.0, text);
 		cli_guest_add_timeout(guest, CLI_RUNNER_BUSY_RETRY_MS, cli_runner_lock_retry_cb,
 		                      guest);
@@ -427,6 +430,14 @@ static gboolean cli_runner_deadline_cb(gpointer user_data)
 		if (guest->status == CLI_GUEST_PENDING) {
 			error = g_error_new_literal(GB_ERROR, GB_ERROR_FAILED,
 			                            "not started (deadline)");
+		} else if (guest->status == CLI_GUEST_RUNNING && guest->lock == NULL &&
+		           guest->busy_holder != NULL) {
+			/* still waiting for --wait-busy: it was busy all along, not slow */
+			error = g_error_new(GB_ERROR, GB_ERROR_BUSY,
+			                    "in use by %s; still at the overall deadline of %g s",
+			                    guest->busy_holder, app->opts.deadline);
+			cli_guest_finish_as(guest, NULL, error, CLI_GUEST_BUSY);
+			continue;
 		} else if (guest->status == CLI_GUEST_RUNNING) {
 			error = g_error_new(GB_ERROR, GB_ERROR_TIMEOUT,
 			                    "timed out: overall deadline of %g s reached",

@@ -31,8 +31,8 @@ def cli(*args, timeout=60):
     return proc, time.monotonic() - start
 
 
-def start_holder(sock):
-    return gbtest.start_holder(CLI, sock)
+def start_holder(sock, seconds=4):
+    return gbtest.start_holder(CLI, sock, seconds)
 
 
 def catches_sigint(pid):
@@ -77,8 +77,8 @@ def run_tests(tmp, sock, other):
     check("--wait-busy 0 is accepted (no wait) and ping is ok", proc.returncode == 0,
           proc.stdout + proc.stderr)
 
-    # ---- the lock file while a benchmark runs
-    holder = start_holder(sock)
+    # ---- the lock file while a benchmark runs (long enough for every check below)
+    holder = start_holder(sock, seconds=8)
     path = lock_path(sock)
     st_dir = os.stat(lock_dir())
     st_file = os.lstat(path)
@@ -156,6 +156,12 @@ def run_tests(tmp, sock, other):
     busy_done = [i for i, l in enumerate(lines) if sock + ": busy" in l]
     check("while one guest waits, another is served first",
           free_done and busy_done and free_done[0] < busy_done[0], proc.stdout + proc.stderr)
+
+    # --deadline ends a wait as busy (it was never slow, only taken)
+    proc, took = cli("--deadline", "1", "--wait-busy", "30", "ping", sock)
+    check("--deadline 1 while waiting: busy at the deadline (%.2f s), rc 4" % took,
+          proc.returncode == EXIT_BUSY and took < 2.5 and "overall deadline" in proc.stdout
+          and "pid %d" % holder.pid in proc.stdout, proc.stdout)
 
     # --wait-busy longer than the holder: it waits, then runs
     was_running = holder.poll() is None
