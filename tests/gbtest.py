@@ -78,6 +78,46 @@ def stop(procs):
             p.wait()
 
 
+# ---- the per-target lock of guestbench(1) (FILES) ----------------------------------------
+
+def lock_dir():
+    """Where guestbench(1) says this user's lock files are."""
+    if os.geteuid() == 0:
+        return "/run/guestbench/locks"
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isabs(xdg):
+        return os.path.join(xdg, "guestbench", "locks")
+    return "/tmp/guestbench-%d/locks" % os.geteuid()
+
+
+def lock_path(sock):
+    """The lock file of the guest behind a unix socket."""
+    import hashlib
+    key = "socket:" + os.path.realpath(sock)
+    return os.path.join(lock_dir(), hashlib.sha256(key.encode()).hexdigest() + ".lock")
+
+
+def start_holder(cli, sock, seconds=4):
+    """A real guestbench benchmarking sock (one block size, one run); returns the
+    Popen once the lock file names it."""
+    proc = subprocess.Popen([cli, "bench", "aes", "--sizes", "1k", "--seconds", str(seconds),
+                             "--runs", "1", "--no-save", sock], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    path = lock_path(sock)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with open(path) as f:
+                if "pid=%d\n" % proc.pid in f.read():
+                    return proc
+        except FileNotFoundError:
+            pass
+        time.sleep(0.02)
+    proc.kill()
+    proc.wait()
+    raise RuntimeError("the holder did not lock %s" % path)
+
+
 # ---- Prometheus text format ---------------------------------------------------------------
 
 PROM_SAMPLE = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*'

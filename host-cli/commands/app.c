@@ -92,24 +92,39 @@ static gboolean cli_option_jobs_cb(const char *option_name, const char *value, g
 	return TRUE;
 }
 
+/* Seconds for --timeout, --deadline and --wait-busy: a plain number from min to CLI_MAX_TIMEOUT. */
+static gboolean cli_parse_seconds(const char *option_name, const char *value, double min,
+                                  double *seconds, GError **error)
+{
+	char *end = NULL;
+	double parsed = g_ascii_strtod(value, &end);
+
+	if (value[0] == '\0' || g_ascii_isspace(value[0]) || end == NULL || *end != '\0' ||
+	    !isfinite(parsed) || parsed < min || parsed > CLI_MAX_TIMEOUT) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		            "invalid value '%s' for %s (expected seconds from %g to %.0f)", value,
+		            option_name, min, CLI_MAX_TIMEOUT);
+		return FALSE;
+	}
+	*seconds = parsed;
+	return TRUE;
+}
+
 static gboolean cli_option_timeout_cb(const char *option_name, const char *value, gpointer data,
                                       GError **error)
 {
 	CliApp *app = data;
-	char *end = NULL;
-	double timeout;
 
-	timeout = g_ascii_strtod(value, &end);
-	if (value[0] == '\0' || g_ascii_isspace(value[0]) || end == NULL || *end != '\0' ||
-	    !isfinite(timeout) || timeout < 0.001 || timeout > CLI_MAX_TIMEOUT) {
-		g_set_error(
-		    error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-		    "invalid value '%s' for --timeout (expected seconds from 0.001 to %.0f)", value,
-		    CLI_MAX_TIMEOUT);
-		return FALSE;
-	}
-	app->opts.timeout = timeout;
-	return TRUE;
+	return cli_parse_seconds("--timeout", value, 0.001, &app->opts.timeout, error);
+}
+
+/* 0 (the default) does not wait. */
+static gboolean cli_option_wait_busy_cb(const char *option_name, const char *value, gpointer data,
+                                        GError **error)
+{
+	CliApp *app = data;
+
+	return cli_parse_seconds("--wait-busy", value, 0, &app->opts.wait_busy, error);
 }
 
 static gboolean cli_option_color_cb(const char *option_name, const char *value, gpointer data,
@@ -145,21 +160,8 @@ static gboolean cli_option_fleet_cb(const char *option_name, const char *value, 
 		            option_name);
 		return FALSE;
 	}
-	if (g_strcmp0(option_name, "--deadline") == 0) {
-		char *end = NULL;
-		double deadline = g_ascii_strtod(value, &end);
-		if (g_ascii_isspace(value[0]) || end == NULL || *end != '\0' ||
-		    !isfinite(deadline) || deadline < 0.001 || deadline > CLI_MAX_TIMEOUT) {
-			g_set_error(
-			    error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "invalid value '%s' for --deadline (expected seconds from 0.001 "
-			    "to %.0f)",
-			    value, CLI_MAX_TIMEOUT);
-			return FALSE;
-		}
-		app->opts.deadline = deadline;
-		return TRUE;
-	}
+	if (g_strcmp0(option_name, "--deadline") == 0)
+		return cli_parse_seconds(option_name, value, 0.001, &app->opts.deadline, error);
 	if (g_strcmp0(option_name, "--libvirt-dir") == 0) {
 		g_free(app->opts.libvirt_dir);
 		app->opts.libvirt_dir = g_strdup(value);
@@ -220,6 +222,8 @@ static const GOptionEntry cli_common_entries[] = {
 	  "The agent binary inside qga: guests (default " GB_AGENT_DEFAULT_BINARY ")", "PATH" },
 	{ "deadline", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
 	  "Seconds for the whole run; guests not done time out, jobs cancelled", "SECONDS" },
+	{ "wait-busy", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_wait_busy_cb,
+	  "Wait up to SECONDS for a guest another guestbench is using (default 0)", "SECONDS" },
 	{ "inventory", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
 	  "Add the guests of an inventory file, like @FILE (repeatable)", "FILE" },
 	{ "tag", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
@@ -434,9 +438,9 @@ static GPtrArray *cli_normalize_args(const char *const *argv)
 static gboolean cli_option_takes_value(const char *arg)
 {
 	static const char *const long_names[] = {
-		"format",       "output",   "jobs",      "timeout", "color", "qmp",
-		"host-sysroot", "deadline", "inventory", "tag",     "name",  "libvirt-dir",
-		"qga-agent",    "hosts",    "host-jobs", NULL
+		"format",       "output",   "jobs",      "timeout",   "color", "qmp",
+		"host-sysroot", "deadline", "inventory", "tag",       "name",  "libvirt-dir",
+		"qga-agent",    "hosts",    "host-jobs", "wait-busy", NULL
 	};
 
 	if (arg[1] == '-')
@@ -488,6 +492,7 @@ static const char cli_common_description[] =
     "\n"
     "Exit status: 0 all guests ok, 1 a FAIL finding, 2 usage error,\n"
     "3 one or more guests unreachable, erroring or timed out,\n"
+    "4 one or more guests busy (another guestbench uses them), none failed,\n"
     "130 interrupted by SIGINT, 143 by SIGTERM.";
 
 static GOptionContext *cli_app_new_context(CliApp *app, const CliCommand *command)
@@ -683,13 +688,19 @@ void cli_app_free(CliApp *app)
 
 int cli_app_get_exit_status(CliApp *app)
 {
+	gboolean any_busy = FALSE;
+
 	if (app->signal_received != 0)
 		return 128 + app->signal_received;
 	for (guint i = 0; app->guests != NULL && i < app->guests->len; i++) {
 		CliGuest *guest = g_ptr_array_index(app->guests, i);
-		if (guest->status != CLI_GUEST_OK)
+		if (guest->status == CLI_GUEST_BUSY)
+			any_busy = TRUE;
+		else if (guest->status != CLI_GUEST_OK)
 			return CLI_EXIT_GUEST;
 	}
+	if (any_busy)
+		return CLI_EXIT_BUSY;
 	return app->fail_finding ? CLI_EXIT_FINDING : CLI_EXIT_OK;
 }
 

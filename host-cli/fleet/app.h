@@ -8,6 +8,7 @@
 #include "render/output.h"
 #include "render/results.h"
 #include "render/table.h"
+#include "transport/lock.h"
 #include "transport/session.h"
 
 G_BEGIN_DECLS
@@ -101,6 +102,7 @@ G_BEGIN_DECLS
 #define CLI_EXIT_FINDING 1 /* a FAIL-level finding (audit) and every guest answered */
 #define CLI_EXIT_USAGE 2   /* bad command line, or the output file cannot be written */
 #define CLI_EXIT_GUEST 3   /* one or more guests unreachable, erroring or timed out */
+#define CLI_EXIT_BUSY 4 /* one or more guests busy (another guestbench holds them), none failed */
 
 /* Options common to all commands, accepted before or after the command name. */
 typedef struct {
@@ -125,6 +127,8 @@ typedef struct {
 	char *qga_agent;    /* --qga-agent PATH: the agent binary in qga: guests (qga.h) */
 	char **hosts;       /* --hosts HOST[,HOST...]: run on these hypervisors (remote.h) */
 	guint host_jobs;    /* --host-jobs N: hypervisors contacted at once, 0 when not given */
+	double
+	    wait_busy; /* --wait-busy SECONDS: wait for a guest another process holds, 0: don't */
 } CliOptions;
 
 typedef enum {
@@ -215,6 +219,8 @@ struct _CliApp {
 	guint n_done;
 	gint64 progress_drawn_us;
 	gboolean progress_visible;
+	CliLockDir *lock_dir; /* where guests are locked while the runner runs (transport/lock.h) */
+	GError *lock_dir_error; /* why there is none: every guest fails with it */
 };
 
 struct _CliGuest {
@@ -236,6 +242,9 @@ struct _CliGuest {
 	GError *cancel_reason; /* why the runner cancels (--deadline): the guest ends with it */
 	gpointer data;
 	GDestroyNotify data_destroy;
+	CliLock *lock;        /* held from before the connect until the guest finishes */
+	gint64 busy_until_us; /* --wait-busy: when to stop waiting for the lock */
+	char *busy_holder;    /* while waiting: who holds it (cli_lock_holder_describe()) */
 };
 
 CliApp *cli_app_new(void);

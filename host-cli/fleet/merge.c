@@ -135,7 +135,7 @@ static gboolean cli_merge_add_guest(CliMerge *merge, JsonNode *node, const char 
 		g_autofree char *esc = cli_escape_terminal(status_text);
 
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "Parameter 'status' is '%s', expected ok, error or timeout", esc);
+		            "Parameter 'status' is '%s', expected ok, error, timeout or busy", esc);
 		return FALSE;
 	}
 	if (status != CLI_GUEST_OK && message == NULL) {

@@ -93,7 +93,8 @@ static gboolean cli_remote_takes_value(const char *name)
 	static const char *const names[] = { "format",    "output", "jobs",         "timeout",
 		                             "color",     "qmp",    "host-sysroot", "deadline",
 		                             "inventory", "tag",    "name",         "libvirt-dir",
-		                             "qga-agent", "hosts",  "host-jobs",    NULL };
+		                             "qga-agent", "hosts",  "host-jobs",    "wait-busy",
+		                             NULL };
 	return g_strv_contains(names, name);
 }
 
@@ -336,8 +337,9 @@ static int cli_remote_collect(CliMerge *merge, CliRemoteHost *rh)
 	} else {
 		rc = g_subprocess_get_if_exited(rh->proc) ? g_subprocess_get_exit_status(rh->proc)
 		                                          : -1;
-		/* 0, 1 (FAIL findings) and 3 (some guests down) still print the document */
-		if (rc == CLI_EXIT_OK || rc == CLI_EXIT_FINDING || rc == CLI_EXIT_GUEST) {
+		/* 0, 1 (FAIL findings), 3 (some guests down), 4 (busy) still print the document */
+		if (rc == CLI_EXIT_OK || rc == CLI_EXIT_FINDING || rc == CLI_EXIT_GUEST ||
+		    rc == CLI_EXIT_BUSY) {
 			gsize len = rh->out != NULL ? strlen(rh->out) : 0;
 
 			if (len > CLI_REMOTE_MAX_OUTPUT) {
@@ -442,6 +444,7 @@ int cli_remote_run(CliApp *app)
 	guint max_running =
 	    app->opts.host_jobs != 0 ? app->opts.host_jobs : CLI_REMOTE_DEFAULT_JOBS;
 	gboolean any_finding = FALSE;
+	gboolean any_busy = FALSE;
 	gboolean any_failed = FALSE;
 	guint next = 0;
 
@@ -541,6 +544,8 @@ int cli_remote_run(CliApp *app)
 
 		if (rc == CLI_EXIT_FINDING)
 			any_finding = TRUE;
+		else if (rc == CLI_EXIT_BUSY)
+			any_busy = TRUE;
 		else if (rc != CLI_EXIT_OK)
 			any_failed = TRUE;
 	}
@@ -554,5 +559,7 @@ int cli_remote_run(CliApp *app)
 		return 128 + app->signal_received;
 	if (any_failed)
 		return CLI_EXIT_GUEST;
+	if (any_busy)
+		return CLI_EXIT_BUSY;
 	return any_finding ? CLI_EXIT_FINDING : CLI_EXIT_OK;
 }

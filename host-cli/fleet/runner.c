@@ -48,6 +48,8 @@ static void cli_guest_release(CliGuest *guest)
 		cli_session_close(guest->session);
 		guest->session = NULL;
 	}
+	/* only once the connection is closed may the next client have the port */
+	g_clear_pointer(&guest->lock, cli_lock_release);
 	if (guest->data_destroy != NULL && guest->data != NULL)
 		guest->data_destroy(guest->data);
 	guest->data = NULL;
@@ -63,6 +65,7 @@ void cli_guest_free(CliGuest *guest)
 	g_clear_error(&guest->cancel_reason);
 	g_free(guest->error);
 	g_free(guest->progress_text);
+	g_free(guest->busy_holder);
 	if (guest->result != NULL)
 		json_node_unref(guest->result);
 	g_free(guest);
@@ -73,7 +76,8 @@ gboolean cli_guest_is_done(const CliGuest *guest)
 	return guest->status != CLI_GUEST_PENDING && guest->status != CLI_GUEST_RUNNING;
 }
 
-void cli_guest_finish(CliGuest *guest, JsonNode *result, const GError *error)
+static void cli_guest_finish_as(CliGuest *guest, JsonNode *result, const GError *error,
+                                CliGuestStatus status)
 {
 	g_autoptr(JsonNode) result_owned = result;
 	g_autoptr(GError) error_reason = NULL;
@@ -92,15 +96,10 @@ void cli_guest_finish(CliGuest *guest, JsonNode *result, const GError *error)
 	if (guest->status == CLI_GUEST_RUNNING && app->n_running > 0)
 		app->n_running--;
 	app->n_done++;
-	if (error == NULL) {
-		guest->status = CLI_GUEST_OK;
-	} else {
-		guest->status = g_error_matches(error, GB_ERROR, GB_ERROR_TIMEOUT)
-		                    ? CLI_GUEST_TIMEOUT
-		                    : CLI_GUEST_ERROR;
-		/* the text ends up in the JSON document, which must be valid UTF-8 */
+	guest->status = status;
+	/* the text ends up in the JSON document, which must be valid UTF-8 */
+	if (error != NULL)
 		guest->error = g_utf8_make_valid(error->message, -1);
-	}
 	/* a failing command may still hand over what it got (e.g. a partial result) */
 	guest->result = g_steal_pointer(&result_owned);
 	guest->finished_us = g_get_monotonic_time();
@@ -109,6 +108,20 @@ void cli_guest_finish(CliGuest *guest, JsonNode *result, const GError *error)
 	        error != NULL ? ": " : "", guest->error != NULL ? guest->error : "");
 	cli_guest_release(guest);
 	cli_runner_draw_progress(app, FALSE);
+}
+
+void cli_guest_finish(CliGuest *guest, JsonNode *result, const GError *error)
+{
+	CliGuestStatus status = CLI_GUEST_OK;
+
+	if (error != NULL) {
+		/* cancelled for the deadline: the guest timed out, whatever the cancel said */
+		const GError *why = guest->cancel_reason != NULL ? guest->cancel_reason : error;
+
+		status = g_error_matches(why, GB_ERROR, GB_ERROR_TIMEOUT) ? CLI_GUEST_TIMEOUT
+		                                                          : CLI_GUEST_ERROR;
+	}
+	cli_guest_finish_as(guest, result, error, status);
 }
 
 void cli_guest_set_data(CliGuest *guest, gpointer data, GDestroyNotify destroy)
@@ -226,7 +239,8 @@ static void cli_runner_draw_progress(CliApp *app, gboolean final)
 	line = g_string_new(NULL);
 	for (guint i = 0; i < app->guests->len; i++) {
 		const CliGuest *guest = g_ptr_array_index(app->guests, i);
-		if (guest->status == CLI_GUEST_ERROR || guest->status == CLI_GUEST_TIMEOUT)
+		if (guest->status == CLI_GUEST_ERROR || guest->status == CLI_GUEST_TIMEOUT ||
+		    guest->status == CLI_GUEST_BUSY)
 			n_failed++;
 		if (guest->status != CLI_GUEST_RUNNING)
 			continue;
@@ -282,15 +296,87 @@ static void cli_runner_session_wait_cb(CliSession *session, const char *execute,
 	cli_guest_set_progress(guest, guest->progress, text);
 }
 
-static void cli_runner_start_guest(CliApp *app, CliGuest *guest)
+static void cli_runner_connect(CliApp *app, CliGuest *guest, const CliAddress *address)
 {
+	/* one deadline for connect + sync + reply, from when the port is ours */
+	cli_guest_set_deadline(guest, app->opts.timeout);
+	guest->session =
+	    cli_session_open(address, app->context, CLI_MAX_REPLY_SIZE, cli_runner_open_cb, guest);
+	cli_session_set_wait_func(guest->session, cli_runner_session_wait_cb, guest);
+}
+
+static void cli_runner_lock_guest(CliApp *app, CliGuest *guest);
+
+/*
+ * flock(2) has no descriptor to wait on: while --wait-busy lasts, the lock is
+ * tried again on a timer (the main loop keeps serving the other guests).
+ */
+#define CLI_RUNNER_BUSY_RETRY_MS 100
+
+static gboolean cli_runner_lock_retry_cb(gpointer user_data)
+{
+	CliGuest *guest = user_data;
+
+	cli_runner_lock_guest(guest->app, guest);
+	return G_SOURCE_REMOVE;
+}
+
+/* Takes the guest's port for this process, then connects; or waits, or ends busy. */
+static void cli_runner_lock_guest(CliApp *app, CliGuest *guest)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(CliLockHolder) holder = NULL;
+	g_autofree char *key = NULL;
+	g_autofree char *who = NULL;
 	CliAddress address;
 
+	cli_target_get_address(guest->target, &address);
+	if (app->lock_dir == NULL) {
+		error = g_error_new(GB_ERROR, GB_ERROR_FAILED,
+		                    "cannot coordinate with other guestbench processes: %s",
+		                    app->lock_dir_error->message);
+		cli_guest_finish(guest, NULL, error);
+		return;
+	}
+	key = cli_lock_key_for_address(&address);
+	guest->lock =
+	    cli_lock_try(app->lock_dir, key, (const char *const *)app->argv, &holder, &error);
+	if (guest->lock != NULL) {
+		cli_runner_connect(app, guest, &address);
+		return;
+	}
+	if (holder == NULL) {
+		g_prefix_error(&error, "cannot lock the guest: ");
+		cli_guest_finish(guest, NULL, error);
+		return;
+	}
+	who = cli_lock_holder_describe(holder);
+	if (g_get_monotonic_time() < guest->busy_until_us) {
+		g_autofree char *text = g_strdup_printf("busy, waiting for %s", who);
+
+		g_free(guest->busy_holder);
+		guest->busy_holder = g_strdup(who);
+		cli_guest_set_progress(guest, 0.0, text);
+		cli_guest_add_timeout(guest, CLI_RUNNER_BUSY_RETRY_MS, cli_runner_lock_retry_cb,
+		                      guest);
+		return;
+	}
+	if (app->opts.wait_busy > 0)
+		error = g_error_new(GB_ERROR, GB_ERROR_BUSY,
+		                    "in use by %s; still after waiting %g s (--wait-busy)", who,
+		                    app->opts.wait_busy);
+	else
+		error = g_error_new(
+		    GB_ERROR, GB_ERROR_BUSY,
+		    "in use by %s (one client at a time; --wait-busy SECONDS waits)", who);
+	cli_guest_finish_as(guest, NULL, error, CLI_GUEST_BUSY);
+}
+
+static void cli_runner_start_guest(CliApp *app, CliGuest *guest)
+{
 	guest->status = CLI_GUEST_RUNNING;
 	guest->started_us = g_get_monotonic_time();
 	app->n_running++;
-	/* one deadline for connect + sync + reply */
-	cli_guest_set_deadline(guest, app->opts.timeout);
 	/* e.g. a libvirt domain without the channel: its own error, nothing to connect to */
 	if (guest->target->error != NULL) {
 		g_autoptr(GError) error =
@@ -298,10 +384,8 @@ static void cli_runner_start_guest(CliApp *app, CliGuest *guest)
 		cli_guest_finish(guest, NULL, error);
 		return;
 	}
-	cli_target_get_address(guest->target, &address);
-	guest->session =
-	    cli_session_open(&address, app->context, CLI_MAX_REPLY_SIZE, cli_runner_open_cb, guest);
-	cli_session_set_wait_func(guest->session, cli_runner_session_wait_cb, guest);
+	guest->busy_until_us = guest->started_us + (gint64)(app->opts.wait_busy * G_USEC_PER_SEC);
+	cli_runner_lock_guest(app, guest);
 }
 
 static void cli_runner_start_more(CliApp *app)
@@ -376,6 +460,14 @@ static gboolean cli_runner_deadline_cb(gpointer user_data)
 		if (guest->status == CLI_GUEST_PENDING) {
 			error = g_error_new_literal(GB_ERROR, GB_ERROR_FAILED,
 			                            "not started (deadline)");
+		} else if (guest->status == CLI_GUEST_RUNNING && guest->lock == NULL &&
+		           guest->busy_holder != NULL) {
+			/* still waiting for --wait-busy: it was busy all along, not slow */
+			error = g_error_new(GB_ERROR, GB_ERROR_BUSY,
+			                    "in use by %s; still at the overall deadline of %g s",
+			                    guest->busy_holder, app->opts.deadline);
+			cli_guest_finish_as(guest, NULL, error, CLI_GUEST_BUSY);
+			continue;
 		} else if (guest->status == CLI_GUEST_RUNNING) {
 			error = g_error_new(GB_ERROR, GB_ERROR_TIMEOUT,
 			                    "timed out: overall deadline of %g s reached",
@@ -428,6 +520,7 @@ void cli_runner_run(CliApp *app)
 
 	cli_app_add_guests(app);
 	cli_runner_raise_fd_limit(app);
+	app->lock_dir = cli_lock_dir_open_default(&app->lock_dir_error);
 	g_ptr_array_add(sources, cli_runner_attach(app, g_unix_signal_source_new(SIGINT),
 	                                           cli_runner_sigint_cb));
 	g_ptr_array_add(sources, cli_runner_attach(app, g_unix_signal_source_new(SIGTERM),
@@ -452,4 +545,6 @@ void cli_runner_run(CliApp *app)
 		g_main_context_iteration(app->context, TRUE);
 	}
 	cli_runner_draw_progress(app, TRUE);
+	g_clear_pointer(&app->lock_dir, cli_lock_dir_free);
+	g_clear_error(&app->lock_dir_error);
 }

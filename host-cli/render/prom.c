@@ -111,10 +111,23 @@ void cli_prom_sample(GString *out, const char *name, double value, ...)
 void cli_prom_append_up(GString *out, const CliResults *results)
 {
 	cli_prom_family(out, "guestbench_up", "gauge",
-	                "Whether the guest's agent answered (1) or not (0: error or timeout).");
+	                "Whether the guest's agent answered (1) or not (0: error or timeout); "
+	                "absent while the guest is busy.");
 	for (guint i = 0; i < results->guests->len; i++) {
 		const CliResult *guest = g_ptr_array_index(results->guests, i);
+
+		/* not asked: nothing is known of its agent, and it is not down */
+		if (guest->status == CLI_GUEST_BUSY)
+			continue;
 		cli_prom_sample(out, "guestbench_up", guest->status == CLI_GUEST_OK ? 1.0 : 0.0,
+		                "guest", guest->name, "target", guest->target, NULL);
+	}
+	cli_prom_family(out, "guestbench_busy", "gauge",
+	                "Whether another guestbench process was using the guest (1: not asked).");
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
+
+		cli_prom_sample(out, "guestbench_busy", guest->status == CLI_GUEST_BUSY ? 1.0 : 0.0,
 		                "guest", guest->name, "target", guest->target, NULL);
 	}
 }

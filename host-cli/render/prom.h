@@ -39,7 +39,11 @@ void cli_prom_samplev(GString *out, const char *name, const char *const *labels,
  * Guests can repeat a disk, a NIC or a sample; the first one stays.
  */
 void cli_prom_drop_duplicates(GString *doc);
-/* The "guestbench_up" family: 1 for every guest that is ok, 0 for the others. */
+/*
+ * The "guestbench_up" family (1 for every guest that is ok, 0 for error and
+ * timeout, no sample for a busy guest) and "guestbench_busy" (1 for a busy
+ * guest, 0 for the others).
+ */
 void cli_prom_append_up(GString *out, const CliResults *results);
 
 G_END_DECLS

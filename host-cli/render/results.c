@@ -17,6 +17,8 @@ const char *cli_guest_status_to_string(CliGuestStatus status)
 		return "error";
 	case CLI_GUEST_TIMEOUT:
 		return "timeout";
+	case CLI_GUEST_BUSY:
+		return "busy";
 	default:
 		break;
 	}
@@ -31,6 +33,8 @@ gboolean cli_guest_status_from_string(const char *text, CliGuestStatus *status)
 		*status = CLI_GUEST_ERROR;
 	else if (g_strcmp0(text, "timeout") == 0)
 		*status = CLI_GUEST_TIMEOUT;
+	else if (g_strcmp0(text, "busy") == 0)
+		*status = CLI_GUEST_BUSY;
 	else
 		return FALSE;
 	return TRUE;

@@ -21,11 +21,13 @@ typedef enum {
 	CLI_GUEST_OK,
 	CLI_GUEST_ERROR,
 	CLI_GUEST_TIMEOUT,
+	/* not asked: another guestbench process holds the guest's port (transport/lock.h) */
+	CLI_GUEST_BUSY,
 } CliGuestStatus;
 
-/* "pending", "running", "ok", "error", "timeout". */
+/* "pending", "running", "ok", "error", "timeout", "busy". */
 const char *cli_guest_status_to_string(CliGuestStatus status);
-/* The three final states a saved document may carry: ok, error, timeout. */
+/* The final states a saved document may carry: ok, error, timeout, busy. */
 gboolean cli_guest_status_from_string(const char *text, CliGuestStatus *status);
 
 /* One guest's outcome; all members owned. */

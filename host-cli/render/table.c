@@ -112,7 +112,8 @@ static const char *cli_table_status_color(const char *value)
 		return CLI_COLOR_GREEN;
 	if (g_strcmp0(value, "error") == 0 || g_strcmp0(value, "FAIL") == 0)
 		return CLI_COLOR_RED;
-	if (g_strcmp0(value, "timeout") == 0 || g_strcmp0(value, "WARN") == 0)
+	if (g_strcmp0(value, "timeout") == 0 || g_strcmp0(value, "busy") == 0 ||
+	    g_strcmp0(value, "WARN") == 0)
 		return CLI_COLOR_YELLOW;
 	if (g_strcmp0(value, "NOTE") == 0)
 		return CLI_COLOR_BLUE;

@@ -16,7 +16,7 @@ import tempfile
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gbtest import PROM_SAMPLE, start_agents, stop  # noqa: E402
+from gbtest import PROM_SAMPLE, start_agents, start_holder, stop  # noqa: E402
 
 SKIP = 77
 
@@ -251,6 +251,7 @@ def check_completion(script):
                                                     if re.search(rf"--format=.*\b{f}\b", text)])
     expect(f"{cli} ping --color=n", ["never"])
     expect(f"{cli} ping --timeout ", [])
+    expect(f"{cli} ping --wait-busy ", [])
     with tempfile.TemporaryDirectory() as tmp:
         os.mkdir(os.path.join(tmp, "sub"))
         for name in ("web1.sock", "web2.sock", "fleet.ini"):
@@ -399,7 +400,7 @@ AUDIT_SERVICE_REQUIRED = [
     r"^EnvironmentFile=-/\S+/default/guestbench-audit$",
     r"^ExecCondition=/\S+/guestbench-audit-run --check$",
     r"^ExecStart=/\S+/guestbench-audit-run$",
-    r"^SuccessExitStatus=1 3$",
+    r"^SuccessExitStatus=1 3 4$",
     r"^NoNewPrivileges=yes$",
     r"^ProtectSystem=(full|strict)$",
     r"^ProtectHome=yes$",
@@ -548,7 +549,7 @@ def check_prom_rules(path):
             return finish([f"{path}: not YAML: {e}"])
     problems = rules_structure(doc)
     # The names the CLI writes (a renamed metric would silence an alert).
-    known = {"guestbench_up", "guestbench_audit_finding", "guestbench_audit_worst_level",
+    known = {"guestbench_up", "guestbench_busy", "guestbench_audit_finding", "guestbench_audit_worst_level",
              "guestbench_fact_info", "guestbench_fact_block_info", "guestbench_fact_net_info",
              "node_textfile_mtime_seconds"}
     exprs = [r.get("expr", "") for g in (doc or {}).get("groups", []) if isinstance(g, dict)
@@ -639,6 +640,30 @@ def check_audit_run(service, wrapper):
                 leftovers = sorted(set(os.listdir(textdir)) - {"guestbench.prom"})
                 if leftovers:
                     problems.append(f"the textfile directory has leftovers: {leftovers}")
+
+            # A guest another guestbench is benchmarking: busy, not down, and a success.
+            holder = start_holder(os.environ["GB_CLI"], socks[0])
+            proc, skipped = service_run()
+            holder_running = holder.poll() is None
+            text = ""
+            if os.path.exists(prom):
+                with open(prom, encoding="utf-8") as f:
+                    text = f.read()
+            if skipped or proc.returncode != 4 or proc.returncode not in ok_codes:
+                problems.append(f"one guest busy: exit {proc.returncode}, want 4 (a success)")
+            if not holder_running or \
+                    not re.search(r'^guestbench_busy\{guest="web1",[^}]*\} 1$', text, re.M) or \
+                    re.search(r'^guestbench_up\{guest="web1",', text, re.M) or \
+                    not re.search(r'^guestbench_up\{guest="db1",[^}]*\} 1$', text, re.M):
+                problems.append(f"one guest busy: web1 is not busy (and db1 up) in\n{text}")
+            # ... unless the audit is told to wait its turn
+            proc, skipped = service_run({"GUESTBENCH_AUDIT_ARGS": "--wait-busy 30"})
+            holder.communicate(timeout=60)
+            with open(prom, encoding="utf-8") as f:
+                text = f.read()
+            if skipped or proc.returncode not in ok_codes or proc.returncode == 4 or \
+                    not re.search(r'^guestbench_up\{guest="web1",[^}]*\} 1$', text, re.M):
+                problems.append(f"--wait-busy: exit {proc.returncode}, web1 not up in\n{text}")
 
             # One agent gone: its guestbench_up is 0, and the run still counts as success.
             stop(procs[1:])

@@ -19,7 +19,7 @@ import time
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from gbtest import check, prom_valid, tap_report  # noqa: E402
+from gbtest import check, prom_valid, start_holder, tap_report  # noqa: E402
 
 AGENT = os.environ["GB_AGENT"]
 CLI = os.environ["GB_CLI"]
@@ -152,6 +152,30 @@ def main():
         check("quoting: -o and the local --format are not sent",
               "'-o'" not in sent and sent.count("'--format'") == 1, sent)
 
+        # a guest that another guestbench is benchmarking: busy on its host (exit 4), kept
+        # busy in the merged document; --wait-busy goes to the host and waits there
+        holder = start_holder(CLI, os.path.join(tmp, "a.sock"), seconds=10)
+        p = cli("--hosts", "hv-a", "ping", "--inventory", "fleet.ini", "--format", "json",
+                env=env)
+        guests = json.loads(p.stdout or "{}").get("guests", [])
+        check("busy: a host's busy guest is busy in the merge, exit 4",
+              p.returncode == 4 and [(g["host"], g["status"]) for g in guests] ==
+              [("hv-a", "busy")] and "pid %d" % holder.pid in guests[0].get("error", ""),
+              (p.returncode, guests, p.stderr))
+        p = cli("--hosts", "hv-a,hv-b", "ping", "--inventory", "fleet.ini", "--format", "prom",
+                env=env)
+        check("busy: prom carries guestbench_busy by host; the dead guest still wins (3)",
+              p.returncode == 3 and prom_valid(p.stdout) and
+              re.search(r'^guestbench_busy\{host="hv-a",guest="web1",[^}]*\} 1$', p.stdout,
+                        re.M), (p.returncode, p.stdout[:2000], p.stderr))
+        p = cli("--hosts", "hv-a", "--wait-busy", "20", "ping", "--inventory", "fleet.ini",
+                "--format", "json", env=env)
+        holder.communicate(timeout=60)
+        guests = json.loads(p.stdout or "{}").get("guests", [])
+        check("busy: --wait-busy is sent to the host, which waits and pings ok",
+              p.returncode == 0 and [g["status"] for g in guests] == ["ok"],
+              (p.returncode, guests, p.stderr))
+
         # a remote usage error (no fleet.ini there) and a host that prints garbage
         p = cli("--hosts", "hv-c,garbage,hv-a", "ping", "--inventory", "fleet.ini",
                 "--format", "json", env=env)
@@ -179,12 +203,14 @@ def main():
         check("hang: the good host still there",
               by_host.get("hv-a", {}).get("status") == "ok", guests)
 
-        # --host-jobs bounds the ssh sessions at once; the default runs these 5 at once
+        # --host-jobs bounds the ssh sessions at once; the default runs these 5 at once.
+        # The five are one hypervisor with one guest: its pings take turns (--wait-busy).
         for jobs, want in ((["--host-jobs", "2"], 2), ([], 5)):
             par = log + ".par"
             if os.path.exists(par):
                 os.unlink(par)
-            p = cli("--hosts", "par1,par2,par3,par4,par5", *jobs, "ping", "--inventory",
+            p = cli("--hosts", "par1,par2,par3,par4,par5", *jobs, "--wait-busy", "20", "ping",
+                    "--inventory",
                     "fleet.ini", "--format", "json", env=env)
             events = sorted((float(t), kind) for kind, t in
                             (line.split() for line in open(par))) if os.path.exists(par) else []
