@@ -121,6 +121,15 @@ def failed_only_checks(good, dead, env):
                                     else json.loads(r.stdout)["guests"] == [])
         check("--failed-only ping, all ok (%s): nothing listed, exit 0" % fmt, ok,
               "rc %d: %r" % (r.returncode, r.stdout))
+    # merge of a saved document: the same filter
+    doc = os.path.join(env["HOME"], "hv1.json")
+    run(["--format", "json", "-o", doc, "ping", good, dead], env)
+    r = run(["--failed-only", "--format", "json", "merge", doc], env)
+    guests = json.loads(r.stdout)["guests"] if r.returncode == 0 else []
+    check("merge --failed-only (json): only the failed guest",
+          [g["target"] for g in guests] == [dead], r.stdout + r.stderr)
+    r = run(["--failed-only", "--format", "prom", "merge", doc], env)
+    check("merge --failed-only --format prom: usage error", r.returncode == 2, r.stderr)
     # without it, both guests as before
     r = run(["--format", "json", "facts", good, dead], env)
     check("without --failed-only: both guests",
