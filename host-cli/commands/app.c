@@ -26,6 +26,56 @@ static gboolean cli_app_check_format(CliApp *app, const CliCommand *command, GEr
 	return ok;
 }
 
+/*
+ * --failed-only filters what the guests' run (or merge) prints; Prometheus needs
+ * every guest's series and the HTML report is of saved runs.
+ */
+static gboolean cli_app_check_failed_only(CliApp *app, const CliCommand *command, GError **error)
+{
+	if (!app->opts.failed_only)
+		return TRUE;
+	if (command->start == NULL && command != &cli_cmd_merge) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "--failed-only applies to commands that contact guests and to merge, "
+		            "not '%s'",
+		            command->name);
+		return FALSE;
+	}
+	if (app->opts.format == CLI_FORMAT_PROM || app->opts.format == CLI_FORMAT_HTML) {
+		g_set_error(
+		    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		    "--failed-only applies to --format table, csv and json, not %s%s",
+		    cli_format_to_string(app->opts.format),
+		    app->opts.format == CLI_FORMAT_PROM
+		        ? " (Prometheus needs every guest, with guestbench_up 0 for those down)"
+		        : "");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* --qmp names a monitor for the commands that read the host view; others would ignore it. */
+static gboolean cli_app_check_qmp(CliApp *app, const CliCommand *command, GError **error)
+{
+	g_autoptr(GString) users = NULL;
+	guint n_commands = 0;
+	const CliCommand *const *commands = NULL;
+
+	if (app->opts.qmp == NULL || command->host_view)
+		return TRUE;
+	users = g_string_new(NULL);
+	commands = cli_commands_get(&n_commands);
+	for (guint i = 0; i < n_commands; i++) {
+		if (commands[i]->host_view)
+			g_string_append_printf(users, "%s%s", users->len > 0 ? ", " : "",
+			                       commands[i]->name);
+	}
+	g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+	            "'%s' does not read the host view: --qmp applies only to %s", command->name,
+	            users->str);
+	return FALSE;
+}
+
 /* ---- options ------------------------------------------------------------------------- */
 
 static gboolean cli_option_format_cb(const char *option_name, const char *value, gpointer data,
@@ -187,6 +237,8 @@ static gboolean cli_option_flag_cb(const char *option_name, const char *value, g
 
 	if (g_strcmp0(option_name, "-q") == 0 || g_strcmp0(option_name, "--quiet") == 0)
 		app->opts.quiet = TRUE;
+	else if (g_strcmp0(option_name, "--failed-only") == 0)
+		app->opts.failed_only = TRUE;
 	else if (g_strcmp0(option_name, "-v") == 0 || g_strcmp0(option_name, "--verbose") == 0)
 		app->opts.verbose = TRUE;
 	else if (g_strcmp0(option_name, "-V") == 0 || g_strcmp0(option_name, "--version") == 0)
@@ -215,7 +267,7 @@ static const GOptionEntry cli_common_entries[] = {
 	{ "timeout", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_timeout_cb,
 	  "Seconds per guest for connect, sync and reply (default 10)", "SECONDS" },
 	{ "qmp", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_host_cb,
-	  "The QEMU monitor (QMP socket or libvirt:DOMAIN) of the single target", "PATH" },
+	  "audit: the QEMU monitor (QMP socket or libvirt:DOMAIN) of the single target", "PATH" },
 	{ "host-sysroot", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_host_cb,
 	  "Read host /proc and /sys under DIR (default /)", "DIR" },
 	{ "qga-agent", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_qga_agent_cb,
@@ -237,7 +289,9 @@ static const GOptionEntry cli_common_entries[] = {
 	{ "host-jobs", '\0', 0, G_OPTION_ARG_CALLBACK, cli_remote_jobs_option_cb,
 	  "With --hosts: hypervisors contacted at once (default 16, 1..1000)", "N" },
 	{ "quiet", 'q', G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, cli_option_flag_cb,
-	  "No progress; the table lists only guests that are not ok", NULL },
+	  "No progress, notes or hints on stderr; the results are printed all the same", NULL },
+	{ "failed-only", '\0', G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, cli_option_flag_cb,
+	  "List only the guests that are not ok (table, csv, json)", NULL },
 	{ "color", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_color_cb,
 	  "Colour the table: auto (default), always or never", "WHEN" },
 	{ "verbose", 'v', G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, cli_option_flag_cb,
@@ -603,7 +657,9 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 		return FALSE;
 	}
 	app->action = CLI_ACTION_RUN;
-	if (!cli_app_check_format(app, command, error))
+	if (!cli_app_check_format(app, command, error) ||
+	    !cli_app_check_failed_only(app, command, error) ||
+	    !cli_app_check_qmp(app, command, error))
 		return FALSE;
 	/* an -o that cannot be written is found now, not after a benchmark has run */
 	if (!cli_output_check(app->opts.output, error))

@@ -122,8 +122,6 @@ GString *cli_facts_render_text(const CliResults *results, gboolean color)
 			cli_render_guest_error(out, guest, color);
 			continue;
 		}
-		if (results->quiet)
-			continue;
 		if (!gb_json_node_get_object(guest->result, "facts", &facts, NULL))
 			continue;
 		cli_facts_render_table(out, guest->name, facts, color);
@@ -235,8 +233,7 @@ GString *cli_facts_render_prom(const CliResults *results)
 /* ---- audit ------------------------------------------------------------------------------ */
 
 /* Runs the rules (and, with a host view, the HOST-* rules) and finishes the guest. */
-static void cli_audit_finish(CliGuest *guest, JsonObject *facts, JsonObject *view,
-                             const GError *view_error)
+static void cli_audit_finish(CliGuest *guest, JsonObject *facts, JsonObject *view)
 {
 	/* read once for both the guest's rules and the HOST-* rules */
 	g_autoptr(CliFacts) model = cli_facts_new(facts);
@@ -248,14 +245,6 @@ static void cli_audit_finish(CliGuest *guest, JsonObject *facts, JsonObject *vie
 		g_autoptr(GPtrArray) host = cli_host_rules_run_facts(model, view);
 
 		cli_host_rules_merge(findings, host);
-	} else if (view_error != NULL) {
-		/* the guest's own findings stand; the host side is reported, not hidden */
-		g_autofree char *detail =
-		    g_strdup_printf("the host view over QMP failed: %s", view_error->message);
-
-		g_ptr_array_add(findings,
-		                cli_finding_new("HOST-VIEW-ERRORS", CLI_LEVEL_NOTE, "host", detail,
-		                                "check the --qmp path or the inventory's qmp="));
 	}
 	worst = cli_audit_worst(findings);
 	if (worst == CLI_LEVEL_FAIL)
@@ -281,9 +270,17 @@ static void cli_audit_host_cb(JsonNode *view, const GError *error, gpointer user
 	JsonNode *facts = cli_guest_get_data(guest);
 	JsonObject *view_obj = NULL;
 
+	/* the host view was asked for: without it the audit is not the one asked for */
+	if (error != NULL) {
+		g_autoptr(GError) local_error = g_error_copy(error);
+
+		g_prefix_error(&local_error, "host view: ");
+		cli_guest_finish(guest, NULL, local_error);
+		return;
+	}
 	if (view != NULL && !gb_json_node_get_object(view, "host view", &view_obj, NULL))
 		view_obj = NULL;
-	cli_audit_finish(guest, json_node_get_object(facts), view_obj, error);
+	cli_audit_finish(guest, json_node_get_object(facts), view_obj);
 }
 
 static void cli_audit_reply_cb(CliSession *session, JsonNode *ret, const GError *error,
@@ -311,7 +308,7 @@ static void cli_audit_reply_cb(CliSession *session, JsonNode *ret, const GError 
 		cli_hostview_collect_async(guest->app, guest, qmp, cli_audit_host_cb, guest);
 		return;
 	}
-	cli_audit_finish(guest, json_node_get_object(facts), NULL, NULL);
+	cli_audit_finish(guest, json_node_get_object(facts), NULL);
 }
 
 void cli_audit_start(CliGuest *guest, CliSession *session)
@@ -364,7 +361,7 @@ GString *cli_audit_render_text(const CliResults *results, gboolean color)
 			continue;
 		}
 		findings = cli_audit_findings_from_result(guest->result);
-		cli_audit_render_table(out, guest->name, findings, color, results->quiet);
+		cli_audit_render_table(out, guest->name, findings, color);
 		cli_audit_summary_add(summary, guest->name, findings);
 		n_ok++;
 	}
@@ -497,4 +494,5 @@ const CliCommand cli_cmd_audit = {
 	.render_text = cli_audit_render_text,
 	.render_csv = cli_audit_render_csv,
 	.render_prom = cli_audit_render_prom,
+	.host_view = TRUE,
 };

@@ -14,8 +14,10 @@ G_BEGIN_DECLS
 	"Collects each guest's facts and runs the audit rules on them in the CLI,\n"  \
 	"so guests with an older agent are audited by the newest rules. Each\n"       \
 	"finding names the rule, the subject (cpu, block/vda, net/eth0, ...), what\n" \
-	"was seen and the QEMU option or libvirt XML that fixes it. -q shows only\n"  \
-	"WARN and FAIL. With more than one guest a fleet summary follows.\n"          \
+	"was seen and the QEMU option or libvirt XML that fixes it. With more\n"      \
+	"than one guest a fleet summary follows. With --qmp (one target) or the\n"    \
+	"inventory's qmp= the host view joins in; a monitor that cannot be\n"         \
+	"reached makes that guest an error.\n"                                        \
 	"Exit status 1 when any guest has a FAIL finding."
 
 extern const GOptionEntry cli_facts_entries[];

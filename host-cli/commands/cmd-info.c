@@ -124,8 +124,6 @@ static CliTable *cli_info_render_table(const CliResults *results)
 		g_autofree char *detail = NULL;
 
 		if (guest->status == CLI_GUEST_OK) {
-			if (results->quiet)
-				continue;
 			cli_info_summarize(guest, &version, &detail);
 		} else {
 			detail = g_strdup(guest->error != NULL ? guest->error : "not run");

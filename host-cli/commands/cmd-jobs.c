@@ -217,8 +217,6 @@ static CliTable *cli_jobs_render_table(const CliResults *results)
 			                  guest->error != NULL ? guest->error : "not run");
 			continue;
 		}
-		if (results->quiet)
-			continue;
 		jobs = cli_jobs_of(guest);
 		if (jobs == NULL) {
 			cli_table_add_row(table, guest->name, status, NULL, NULL, NULL, NULL, NULL,

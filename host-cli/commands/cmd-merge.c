@@ -37,8 +37,9 @@ int cli_merge_run(CliApp *app, GError **error)
 
 	if (merge == NULL)
 		return CLI_EXIT_USAGE;
-	doc = cli_merge_render(merge, app->opts.format, app->opts.quiet, cli_app_use_color(app),
-	                       error);
+	if (app->opts.failed_only)
+		cli_merge_keep_failed(merge);
+	doc = cli_merge_render(merge, app->opts.format, cli_app_use_color(app), error);
 	if (doc == NULL || !cli_app_write_doc(app, doc, error))
 		return CLI_EXIT_USAGE;
 	return CLI_EXIT_OK;

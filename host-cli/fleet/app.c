@@ -9,7 +9,6 @@ CliResults *cli_app_get_results(CliApp *app)
 {
 	CliResults *results = cli_results_new(app->command != NULL ? app->command->name : "");
 
-	results->quiet = app->opts.quiet;
 	for (guint i = 0; app->guests != NULL && i < app->guests->len; i++) {
 		const CliGuest *guest = g_ptr_array_index(app->guests, i);
 
@@ -63,8 +62,8 @@ GString *cli_command_render(const CliCommand *command, const CliResults *results
 	else
 		table = cli_results_default_table(results, command->describe);
 	out = g_string_new(NULL);
-	/* with -q and nothing to report, print nothing at all, not a lonely header */
-	if (cli_table_get_n_rows(table) > 0 || !results->quiet)
+	/* nothing to report (--failed-only, all ok): nothing at all, not a lonely header */
+	if (cli_table_get_n_rows(table) > 0)
 		cli_table_render(table, color, out);
 	return out;
 }
@@ -84,6 +83,12 @@ gboolean cli_app_write_output(CliApp *app, GError **error)
 	g_autoptr(CliResults) results = cli_app_get_results(app);
 	g_autoptr(GString) doc = NULL;
 
+	if (app->opts.failed_only) {
+		CliResults *failed = cli_results_filter_failed(results);
+
+		cli_results_free(results);
+		results = failed;
+	}
 	doc = cli_command_render(app->command, results, app->opts.format, cli_app_use_color(app));
 	return cli_app_write_doc(app, doc, error);
 }

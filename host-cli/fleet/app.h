@@ -110,8 +110,9 @@ typedef struct {
 	gboolean format_given; /* --format was on the command line */
 	char *output;          /* -o FILE, NULL for stdout */
 	guint jobs;
-	double timeout; /* seconds, per guest */
-	gboolean quiet;
+	double timeout;       /* seconds, per guest */
+	gboolean quiet;       /* -q: no progress, nothing on stderr but errors */
+	gboolean failed_only; /* --failed-only: the output lists only guests that are not ok */
 	CliColor color;
 	gboolean version;
 	gboolean verbose;
@@ -167,7 +168,7 @@ struct _CliCommand {
 	 * Optional: the DETAIL cell of an ok guest in the default table (escaped for you).
 	 */
 	char *(*describe)(const CliResult *guest);
-	/* Optional: replaces the default table (honour results->quiet: only guests not ok). */
+	/* Optional: replaces the default table. */
 	CliTable *(*render_table)(const CliResults *results);
 	/*
 	 * Optional: replaces the table with free text (facts blocks, audit lines);
@@ -193,6 +194,8 @@ struct _CliCommand {
 	/* Optional: once every guest is done, before the output is written (bench saves its run).
 	 */
 	void (*finished)(CliApp *app);
+	/* Reads the host view (fleet/hostview.h): takes --qmp, which other commands refuse. */
+	gboolean host_view;
 };
 
 /* Looks a command up by name (commands/commands.c has the table); NULL when unknown. */
@@ -262,7 +265,7 @@ int cli_app_get_exit_status(CliApp *app);
 
 /* One guest per target, all pending; done by the runner, public for tests. */
 void cli_app_add_guests(CliApp *app);
-/* What the guests produced so far, for the renderers (quiet from -q). */
+/* What every guest produced so far, for the renderers (--failed-only is applied at output). */
 CliResults *cli_app_get_results(CliApp *app);
 /* The formats the command can write (table and json always). */
 guint cli_command_get_formats(const CliCommand *command);
@@ -276,7 +279,7 @@ gboolean cli_option_qga_agent_cb(const char *option_name, const char *value, gpo
                                  GError **error);
 /* Writes doc to -o FILE (atomically) or stdout. */
 gboolean cli_app_write_doc(CliApp *app, const GString *doc, GError **error);
-/* Renders the guests' results in the chosen format and writes them. */
+/* Renders the guests' results (only those not ok with --failed-only) and writes them. */
 gboolean cli_app_write_output(CliApp *app, GError **error);
 
 CliGuest *cli_guest_new(CliApp *app, const CliTarget *target, guint index);

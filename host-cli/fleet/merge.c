@@ -491,7 +491,28 @@ static GString *cli_merge_render_prom_doc(CliMerge *merge)
 	return out;
 }
 
-static GString *cli_merge_render_text_doc(CliMerge *merge, gboolean quiet, gboolean color)
+void cli_merge_keep_failed(CliMerge *merge)
+{
+	for (guint i = 0; i < merge->hosts->len; i++) {
+		CliMergeHost *host = g_ptr_array_index(merge->hosts, i);
+		CliResults *failed = cli_results_filter_failed(host->results);
+		GPtrArray *sources = g_ptr_array_new_with_free_func(g_free);
+
+		for (guint j = 0; j < host->results->guests->len; j++) {
+			const CliResult *guest = g_ptr_array_index(host->results->guests, j);
+
+			if (guest->status != CLI_GUEST_OK)
+				g_ptr_array_add(sources,
+				                g_strdup(g_ptr_array_index(host->sources, j)));
+		}
+		cli_results_free(host->results);
+		host->results = failed;
+		g_ptr_array_unref(host->sources);
+		host->sources = sources;
+	}
+}
+
+static GString *cli_merge_render_text_doc(CliMerge *merge, gboolean color)
 {
 	GString *out = g_string_new(NULL);
 
@@ -500,10 +521,9 @@ static GString *cli_merge_render_text_doc(CliMerge *merge, gboolean quiet, gbool
 		g_autofree char *esc = cli_escape_terminal(host->name);
 		g_autoptr(GString) part = NULL;
 
-		host->results->quiet = quiet;
 		part = cli_command_render(merge->command, host->results, CLI_FORMAT_TABLE, color);
-		/* -q: a host with nothing to report gets no heading either */
-		if (quiet && part->len == 0)
+		/* a host with nothing to report (--failed-only) gets no heading either */
+		if (part->len == 0)
 			continue;
 		if (out->len > 0)
 			g_string_append_c(out, '\n');
@@ -514,8 +534,7 @@ static GString *cli_merge_render_text_doc(CliMerge *merge, gboolean quiet, gbool
 	return out;
 }
 
-GString *cli_merge_render(CliMerge *merge, CliFormat format, gboolean quiet, gboolean color,
-                          GError **error)
+GString *cli_merge_render(CliMerge *merge, CliFormat format, gboolean color, GError **error)
 {
 	const CliCommand *command = merge->command;
 	GString *out = NULL;
@@ -547,7 +566,7 @@ GString *cli_merge_render(CliMerge *merge, CliFormat format, gboolean quiet, gbo
 		break;
 	case CLI_FORMAT_TABLE:
 	default:
-		out = cli_merge_render_text_doc(merge, quiet, color);
+		out = cli_merge_render_text_doc(merge, color);
 		break;
 	}
 	return out;

@@ -38,8 +38,9 @@ JsonNode *cli_merge_to_json(CliMerge *merge);
  * section (table), a leading "host" column (csv) or a host label (prom).
  * Fails when that command has no such format.
  */
-GString *cli_merge_render(CliMerge *merge, CliFormat format, gboolean quiet, gboolean color,
-                          GError **error);
+GString *cli_merge_render(CliMerge *merge, CliFormat format, gboolean color, GError **error);
+/* --failed-only: drops every guest that is ok, so that every format lists only the others. */
+void cli_merge_keep_failed(CliMerge *merge);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliMerge, cli_merge_free)
 

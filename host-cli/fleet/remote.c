@@ -549,8 +549,9 @@ int cli_remote_run(CliApp *app)
 		else if (rc != CLI_EXIT_OK)
 			any_failed = TRUE;
 	}
-	doc = cli_merge_render(merge, app->opts.format, app->opts.quiet, cli_app_use_color(app),
-	                       &error);
+	if (app->opts.failed_only)
+		cli_merge_keep_failed(merge);
+	doc = cli_merge_render(merge, app->opts.format, cli_app_use_color(app), &error);
 	if (doc == NULL || !cli_app_write_doc(app, doc, &error)) {
 		g_printerr("guestbench: %s\n", error->message);
 		return CLI_EXIT_USAGE;

@@ -28,30 +28,22 @@ static void append_padded(GString *out, const char *text, glong width)
 		g_string_append_c(out, ' ');
 }
 
-void cli_audit_render_table(GString *out, const char *guest, GPtrArray *findings, gboolean color,
-                            gboolean only_warn_fail)
+void cli_audit_render_table(GString *out, const char *guest, GPtrArray *findings, gboolean color)
 {
 	g_autofree char *guest_esc = cli_escape_terminal(guest);
 	glong w_rule = 0;
 	glong w_subject = 0;
-	g_autoptr(GPtrArray) shown = g_ptr_array_new();
 
 	if (findings == NULL)
 		return;
-	for (guint i = 0; i < findings->len; i++) {
-		CliFinding *finding = g_ptr_array_index(findings, i);
-		if (only_warn_fail && finding->level < CLI_LEVEL_WARN)
-			continue;
-		g_ptr_array_add(shown, finding);
-	}
 
 	/* escape once, measure, then print: widths are of what is printed */
 	{
 		g_autoptr(GPtrArray) rules = g_ptr_array_new_with_free_func(g_free);
 		g_autoptr(GPtrArray) subjects = g_ptr_array_new_with_free_func(g_free);
 
-		for (guint i = 0; i < shown->len; i++) {
-			CliFinding *finding = g_ptr_array_index(shown, i);
+		for (guint i = 0; i < findings->len; i++) {
+			CliFinding *finding = g_ptr_array_index(findings, i);
 			char *rule = cli_escape_terminal(finding->rule);
 			char *subject = cli_escape_terminal(finding->subject);
 			w_rule = MAX(w_rule, text_width(rule));
@@ -59,8 +51,8 @@ void cli_audit_render_table(GString *out, const char *guest, GPtrArray *findings
 			g_ptr_array_add(rules, rule);
 			g_ptr_array_add(subjects, subject);
 		}
-		for (guint i = 0; i < shown->len; i++) {
-			CliFinding *finding = g_ptr_array_index(shown, i);
+		for (guint i = 0; i < findings->len; i++) {
+			CliFinding *finding = g_ptr_array_index(findings, i);
 			const char *level = cli_level_to_string(finding->level);
 
 			g_string_append(out, guest_esc);

@@ -221,7 +221,7 @@ static void cli_bench_render_aes(const CliResults *results, GString *out)
 				g_array_insert_val(sizes, k, v);
 		}
 	}
-	if (!any || results->quiet)
+	if (!any)
 		return;
 	g_string_append(out, "The 'numbers' are in 1000s of bytes per second processed.\n");
 	cli_bench_pad(out, "GUEST", width + 2);
@@ -443,7 +443,7 @@ GString *cli_bench_view_render_text(const CliResults *results, const char *test,
 		                      "SOFTIRQ %", "SYSTEM %", "RETRANS", NULL);
 		cli_bench_render_net(results, table);
 	}
-	if (table != NULL && cli_table_get_n_rows(table) > 0 && !results->quiet) {
+	if (table != NULL && cli_table_get_n_rows(table) > 0) {
 		g_string_append(out, title);
 		cli_table_render(table, color, out);
 		if (notes->len > 0)
@@ -496,15 +496,34 @@ static void cli_bench_append_number(GString *out, double value)
 		g_string_append(out, g_ascii_dtostr(buf, sizeof(buf), value));
 }
 
+/* The status and error cells that end every row: "ok," or "error,MESSAGE". */
+static void cli_bench_csv_status(GString *out, const CliResult *guest)
+{
+	cli_csv_append_field(out, cli_guest_status_to_string(guest->status));
+	g_string_append_c(out, ',');
+	if (guest->status != CLI_GUEST_OK)
+		cli_csv_append_text(out, guest->error != NULL ? guest->error : "not run");
+	g_string_append_c(out, '\n');
+}
+
 GString *cli_bench_view_render_csv(const CliResults *results)
 {
-	GString *out = g_string_new("guest,metric,value,unit,labels,runs,mean,stddev\n");
+	GString *out =
+	    g_string_new("guest,metric,value,unit,labels,runs,mean,stddev,status,error\n");
 
 	for (guint i = 0; i < results->guests->len; i++) {
 		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		gint64 runs = 1;
 		g_autoptr(GArray) samples = cli_bench_samples(guest, &runs);
 
+		/* a guest without samples (unreachable, failed) is a row too: nothing goes missing
+		 */
+		if (samples->len == 0) {
+			cli_csv_append_field(out, guest->name);
+			g_string_append(out, ",,,,,,,,");
+			cli_bench_csv_status(out, guest);
+			continue;
+		}
 		for (guint j = 0; j < samples->len; j++) {
 			const CliBenchSample *s = &g_array_index(samples, CliBenchSample, j);
 			g_autofree char *labels = cli_bench_labels_to_string(s->labels);
@@ -526,7 +545,8 @@ GString *cli_bench_view_render_csv(const CliResults *results)
 			cli_bench_append_number(out, s->mean);
 			g_string_append_c(out, ',');
 			cli_bench_append_number(out, s->stddev);
-			g_string_append_c(out, '\n');
+			g_string_append_c(out, ',');
+			cli_bench_csv_status(out, guest);
 		}
 	}
 	return out;
@@ -604,6 +624,8 @@ GString *cli_bench_view_render_prom(const CliResults *results)
 	GString *out = g_string_new(NULL);
 	g_autoptr(GString) stddevs = g_string_new(NULL);
 
+	/* every guest asked, answered or not: a failed one is guestbench_up 0, not a gap */
+	cli_prom_append_up(out, results);
 	g_string_append(out, "# HELP guestbench_bench_value A guestbench benchmark sample (the "
 	                     "mean when repeated); the unit label gives its unit.\n"
 	                     "# TYPE guestbench_bench_value gauge\n");

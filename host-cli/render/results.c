@@ -88,6 +88,21 @@ void cli_results_add(CliResults *results, CliResult *result)
 	g_ptr_array_add(results->guests, result);
 }
 
+CliResults *cli_results_filter_failed(const CliResults *results)
+{
+	CliResults *failed = cli_results_new(results->command);
+
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
+
+		if (guest->status != CLI_GUEST_OK)
+			cli_results_add(failed,
+			                cli_result_new(guest->name, guest->target, guest->status,
+			                               guest->error, guest->result));
+	}
+	return failed;
+}
+
 GString *cli_results_render_json(const CliResults *results)
 {
 	g_autoptr(JsonBuilder) builder = json_builder_new();
@@ -137,8 +152,6 @@ CliTable *cli_results_default_table(const CliResults *results, CliResultDescribe
 		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		g_autofree char *detail = NULL;
 
-		if (results->quiet && guest->status == CLI_GUEST_OK)
-			continue;
 		if (guest->status == CLI_GUEST_OK && describe != NULL)
 			detail = describe(guest);
 		else if (guest->status != CLI_GUEST_OK)

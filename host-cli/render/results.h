@@ -46,20 +46,21 @@ void cli_result_free(CliResult *result);
 typedef struct {
 	char *command;     /* the command's name */
 	GPtrArray *guests; /* CliResult, in target order */
-	gboolean quiet;    /* -q: tables show only the guests that are not ok */
 } CliResults;
 
 CliResults *cli_results_new(const char *command);
 void cli_results_free(CliResults *results);
 /* Takes ownership of result. */
 void cli_results_add(CliResults *results, CliResult *result);
+/* The guests that are not ok (--failed-only), in the same order: a new set. */
+CliResults *cli_results_filter_failed(const CliResults *results);
 
 /* The --format json contract document, pretty-printed, trailing newline. */
 GString *cli_results_render_json(const CliResults *results);
 
 /* The DETAIL cell of an ok guest in the default table; NULL describes nothing. */
 typedef char *(*CliResultDescribeFunc)(const CliResult *result);
-/* The default GUEST/STATUS/DETAIL table (with quiet: only the guests not ok). */
+/* The default GUEST/STATUS/DETAIL table, one row per guest. */
 CliTable *cli_results_default_table(const CliResults *results, CliResultDescribeFunc describe);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliResult, cli_result_free)

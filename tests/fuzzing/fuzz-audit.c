@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json = cli_audit_findings_to_json(findings);
 	if (json == NULL)
 		abort();
-	cli_audit_render_table(table, "guest\x1b[31m", findings, FALSE, FALSE);
+	cli_audit_render_table(table, "guest\x1b[31m", findings, FALSE);
 	fuzz_audit_check_text(table);
 	cli_audit_render_csv_header(csv);
 	cli_audit_render_csv_rows(csv, "guest", findings);

@@ -251,15 +251,15 @@ static void test_formats(void)
 	g_autoptr(CliRun) prom = cli_run("bench", "aes", "--seconds", "0.1", "--sizes", "16",
 	                                 "--format", "prom", "--no-save", sock, NULL);
 	g_autoptr(GRegex) csv_row = g_regex_new(
-	    "^[^,]+,aes-128-gcm,[0-9.e+]+,B/s,block_size=16,1,,$", G_REGEX_MULTILINE, 0, NULL);
+	    "^[^,]+,aes-128-gcm,[0-9.e+]+,B/s,block_size=16,1,,,ok,$", G_REGEX_MULTILINE, 0, NULL);
 	g_autoptr(GRegex) prom_row =
 	    g_regex_new("^guestbench_bench_value\\{guest=\"[^\"]+\",metric=\"aes-128-gcm\","
 	                "unit=\"B/s\",block_size=\"16\"\\} [0-9.e+]+$",
 	                G_REGEX_MULTILINE, 0, NULL);
 
 	g_assert_cmpint(csv->status, ==, 0);
-	g_assert_true(
-	    g_str_has_prefix(csv->out, "guest,metric,value,unit,labels,runs,mean,stddev\n"));
+	g_assert_true(g_str_has_prefix(
+	    csv->out, "guest,metric,value,unit,labels,runs,mean,stddev,status,error\n"));
 	g_assert_true(g_regex_match(csv_row, csv->out, 0, NULL));
 	g_assert_cmpint(prom->status, ==, 0);
 	g_assert_nonnull(strstr(prom->out, "# HELP guestbench_bench_value "));

@@ -584,17 +584,19 @@ static void test_check_cli(void)
 	}
 }
 
-/* --qmp belongs to one guest. */
+/* --qmp belongs to one guest, and to the command that reads the host view. */
 static void test_qmp_option(void)
 {
 	g_autoptr(CliApp) app = cli_app_new();
 	g_autoptr(CliApp) app2 = cli_app_new();
 	g_autoptr(CliApp) app3 = cli_app_new();
+	g_autoptr(CliApp) app4 = cli_app_new();
 	g_autoptr(GError) error = NULL;
-	const char *argv1[] = { "guestbench", "--qmp", "/run/q.sock", "ping", "unix:/a", NULL };
-	const char *argv2[] = { "guestbench", "ping",    "--qmp", "/run/q.sock",
+	const char *argv1[] = { "guestbench", "--qmp", "/run/q.sock", "audit", "unix:/a", NULL };
+	const char *argv2[] = { "guestbench", "audit",   "--qmp", "/run/q.sock",
 		                "unix:/a",    "unix:/b", NULL };
-	const char *argv3[] = { "guestbench", "ping", "--qmp=", "unix:/a", NULL };
+	const char *argv3[] = { "guestbench", "audit", "--qmp=", "unix:/a", NULL };
+	const char *argv4[] = { "guestbench", "--qmp", "/run/q.sock", "facts", "unix:/a", NULL };
 	CliGuest *guest;
 
 	g_assert_true(cli_app_parse(app, argv1, &error));
@@ -608,6 +610,11 @@ static void test_qmp_option(void)
 	g_clear_error(&error);
 	g_assert_false(cli_app_parse(app3, argv3, &error));
 	g_assert_nonnull(error);
+	g_clear_error(&error);
+	/* a command that would ignore it refuses it */
+	g_assert_false(cli_app_parse(app4, argv4, &error));
+	g_assert_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+	g_assert_nonnull(strstr(error->message, "--qmp applies only to audit"));
 }
 
 int main(int argc, char **argv)

@@ -110,11 +110,14 @@ static void test_jobs_table(void)
 	g_assert_nonnull(strstr(lines[4], "error"));
 	g_assert_nonnull(strstr(lines[4], "cannot connect"));
 
-	/* -q: only the guests that are not ok */
-	results->quiet = TRUE;
-	g_clear_pointer(&table, cli_table_free);
-	table = cli_cmd_jobs.render_table(results);
-	g_assert_cmpuint(cli_table_get_n_rows(table), ==, 1);
+	/* --failed-only: only the guests that are not ok */
+	{
+		g_autoptr(CliResults) failed = cli_results_filter_failed(results);
+
+		g_clear_pointer(&table, cli_table_free);
+		table = cli_cmd_jobs.render_table(failed);
+		g_assert_cmpuint(cli_table_get_n_rows(table), ==, 1);
+	}
 }
 
 static void test_jobs_csv(void)

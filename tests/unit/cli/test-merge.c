@@ -41,7 +41,7 @@ static CliMerge *load(const char *first, ...)
 static char *render(CliMerge *merge, CliFormat format)
 {
 	g_autoptr(GError) error = NULL;
-	GString *out = cli_merge_render(merge, format, FALSE, FALSE, &error);
+	GString *out = cli_merge_render(merge, format, FALSE, &error);
 
 	g_assert_no_error(error);
 	g_assert_nonnull(out);
@@ -212,7 +212,10 @@ static void test_merge_table(void)
 	g_autoptr(CliMerge) merge = load("hv1.json", "hv2.json", NULL);
 	g_autofree char *text = render(merge, CLI_FORMAT_TABLE);
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GString) quiet = NULL;
+	g_autoptr(GString) failed = NULL;
+	g_autoptr(GString) failed_json = NULL;
+	g_autoptr(JsonNode) root = NULL;
+	JsonArray *guests = NULL;
 
 	g_assert_true(g_str_has_prefix(text, "== host hv1 ==\n"));
 	g_assert_nonnull(strstr(text, "\n== host kvm-b ==\n"));
@@ -222,11 +225,27 @@ static void test_merge_table(void)
 	g_assert_null(strstr(text, "\"\nname"));
 	g_assert_null(strchr(text, '\033'));
 
-	/* -q: PASS lines go, the hosts with something to say stay */
-	quiet = cli_merge_render(merge, CLI_FORMAT_TABLE, TRUE, FALSE, &error);
+	/* --failed-only: the ok guests go from every format, those not ok stay with their host */
+	cli_merge_keep_failed(merge);
+	failed = cli_merge_render(merge, CLI_FORMAT_TABLE, FALSE, &error);
 	g_assert_no_error(error);
-	g_assert_null(strstr(quiet->str, "paravirtual storage"));
-	g_assert_nonnull(strstr(quiet->str, "CPU-NO-AESNI"));
+	g_test_message("%s", failed->str);
+	g_assert_null(strstr(failed->str, "CPU-NO-AESNI"));
+	g_assert_nonnull(strstr(failed->str, "cannot connect to /run/guestbench/db1.sock"));
+	g_assert_nonnull(strstr(failed->str, "== host hv1 =="));
+	g_assert_nonnull(strstr(failed->str, "== host kvm-b =="));
+	failed_json = cli_merge_render(merge, CLI_FORMAT_JSON, FALSE, &error);
+	g_assert_no_error(error);
+	root = json_from_string(failed_json->str, &error);
+	g_assert_no_error(error);
+	guests = json_object_get_array_member(json_node_get_object(root), "guests");
+	g_assert_cmpuint(json_array_get_length(guests), ==, 2);
+	g_assert_cmpstr(
+	    json_object_get_string_member(json_array_get_object_element(guests, 0), "status"), ==,
+	    "error");
+	g_assert_cmpstr(
+	    json_object_get_string_member(json_array_get_object_element(guests, 1), "status"), ==,
+	    "timeout");
 }
 
 static void test_merge_mixed_commands(void)

@@ -231,12 +231,17 @@ static void test_output_table_hostile(void)
 	g_assert_nonnull(strstr(colored->str, "\033[31merror\033[0m"));
 	g_assert_nonnull(strstr(colored->str, "\\x1b[2J"));
 
-	/* -q: only guests that are not ok */
-	app->opts.quiet = TRUE;
-	g_string_free(plain, TRUE);
-	plain = render_table(app, FALSE);
-	g_assert_null(strstr(plain->str, "/run/a "));
-	g_assert_nonnull(strstr(plain->str, "error"));
+	/* --failed-only: only guests that are not ok */
+	{
+		g_autoptr(CliResults) all = cli_app_get_results(app);
+		g_autoptr(CliResults) failed = cli_results_filter_failed(all);
+		g_autoptr(GString) out =
+		    cli_command_render(app->command, failed, CLI_FORMAT_TABLE, FALSE);
+
+		g_assert_cmpuint(failed->guests->len, ==, 1);
+		g_assert_null(strstr(out->str, "/run/a "));
+		g_assert_nonnull(strstr(out->str, "error"));
+	}
 }
 
 static void test_output_table_wide(void)
