@@ -398,12 +398,31 @@ static GStrv cli_compare_display_labels(CliComparison *cmp)
 	return labels;
 }
 
-/* "A: 2026-12-02T11-40-05Z-bench-aes, guest vm1, aes, 3 runs" and where it came from. */
+static const char *cli_compare_column_file(CliCompareColumn *col)
+{
+	return col->given != NULL ? col->given : col->source;
+}
+
+/* Whether the label says where the column came from: "kvm64" for kvm64.json or id kvm64. */
+static gboolean cli_compare_label_names_file(CliCompareColumn *col)
+{
+	const char *file = cli_compare_column_file(col);
+	g_autofree char *base = g_path_get_basename(file);
+
+	if (g_str_has_suffix(base, ".json"))
+		base[strlen(base) - strlen(".json")] = '\0';
+	return g_strcmp0(file, col->label) == 0 || g_strcmp0(base, col->label) == 0;
+}
+
+/*
+ * "A: 2026-12-02T11-40-05Z-bench-aes, guest vm1, aes, 3 runs", then the file
+ * it came from where the label does not say it (and one_file did not).
+ */
 static void cli_compare_append_legend(GString *out, CliComparison *cmp, guint c,
-                                      const char *display)
+                                      const char *display, gboolean one_file)
 {
 	CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
-	const char *file = col->given != NULL ? col->given : col->source;
+	const char *file = cli_compare_column_file(col);
 	g_autoptr(GString) line = g_string_new(NULL);
 
 	g_string_append_printf(line, "%s: ", display);
@@ -418,7 +437,7 @@ static void cli_compare_append_legend(GString *out, CliComparison *cmp, guint c,
 		g_string_append_printf(line, "%s, %u run%s", col->test, col->n_runs,
 		                       col->n_runs == 1 ? "" : "s");
 	cli_compare_append_line(out, line->str);
-	if (file != NULL && g_strcmp0(file, col->label) != 0) {
+	if (!one_file && !cli_compare_label_names_file(col)) {
 		g_autofree char *from = g_strdup_printf("   %s", file);
 		cli_compare_append_line(out, from);
 	}
@@ -453,12 +472,24 @@ GString *cli_comparison_render_text(CliComparison *cmp)
 	GString *out = g_string_new(NULL);
 	g_auto(GStrv) labels = cli_compare_display_labels(cmp);
 	g_autoptr(GPtrArray) warnings = NULL;
+	CliCompareColumn *base = g_ptr_array_index(cmp->columns, 0);
 	guint n = cmp->columns->len;
 	gboolean any_ns = FALSE;
+	gboolean one_file = cmp->by == CLI_COMPARE_BY_GUEST;
 
 	/* where each column came from, and the ones that have nothing to show */
+	for (guint c = 1; c < n; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		one_file = one_file && g_strcmp0(cli_compare_column_file(col),
+		                                 cli_compare_column_file(base)) == 0;
+	}
+	if (one_file) {
+		g_autofree char *line =
+		    g_strdup_printf("%s, by guest:", cli_compare_column_file(base));
+		cli_compare_append_line(out, line);
+	}
 	for (guint c = 0; c < n; c++)
-		cli_compare_append_legend(out, cmp, c, labels[c]);
+		cli_compare_append_legend(out, cmp, c, labels[c], one_file);
 	warnings = cli_comparison_warnings(cmp, (const char *const *)labels);
 	for (guint w = 0; w < warnings->len; w++) {
 		g_autofree char *line =

@@ -226,6 +226,10 @@ static void test_compare_by_guest(void)
 	g_assert_nonnull(strstr(
 	    text->str, "broken-vm vs hyperv-vm: no headline metric with a value on both sides"));
 	g_assert_nonnull(strstr(text->str, "no result (timeout: timed out after 10 s)"));
+	/* the one file is named once, not under every guest */
+	g_assert_nonnull(
+	    strstr(text->str, "fleet-net.json, by guest:\nhyperv-vm: guest hyperv-vm, net, 1 run\n"
+	                      "vmware-vm: guest vmware-vm, net, 1 run\n"));
 
 	csv = cli_comparison_render_csv(cmp);
 	g_assert_true(g_str_has_prefix(csv->str, "test,metric,unit,labels,column,value,"));
