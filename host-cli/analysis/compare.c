@@ -25,6 +25,7 @@ static void cli_compare_column_free(CliCompareColumn *col)
 		return;
 	g_free(col->label);
 	g_free(col->source);
+	g_free(col->given);
 	g_free(col->guest);
 	g_free(col->test);
 	g_free(col->error);
@@ -80,6 +81,9 @@ static void cli_comparison_clear_rows(CliComparison *cmp)
 	for (guint i = 0; i < cmp->rows->len; i++)
 		cli_compare_row_free(g_ptr_array_index(cmp->rows, i), cmp->columns->len);
 	g_ptr_array_set_size(cmp->rows, 0);
+	cmp->n_empty_rows = 0;
+	for (guint c = 0; c < cmp->columns->len; c++)
+		((CliCompareColumn *)g_ptr_array_index(cmp->columns, c))->n_runs = 0;
 	g_ptr_array_set_size(cmp->pairs, 0);
 	g_ptr_array_set_size(cmp->mismatches, 0);
 }
@@ -376,6 +380,75 @@ static CliSignificance cli_compare_cells_significance(const CliCompareCell *a,
 	return p < CLI_COMPARE_ALPHA ? CLI_SIGNIFICANCE_YES : CLI_SIGNIFICANCE_NO;
 }
 
+/* ---- what each benchmark measures ---------------------------------------------------- */
+
+/* The headline metrics of each test: the summary is built from these only. */
+static const struct {
+	const char *test;
+	const char *metric; /* NULL: any metric in this unit (aes names its metric by the cipher) */
+	const char *unit;
+} cli_compare_headlines[] = {
+	{ "aes", NULL, "B/s" },               /* throughput per block size */
+	{ "disk", "disk-throughput", "B/s" }, /* per phase and record size */
+	{ "mem", "page-fault", "ns" },        /* first-touch time per 4 KiB, per page kind */
+	{ "mem", "memory-bandwidth", "B/s" }, /* read, write, copy per page kind */
+	{ "net", "tcp-throughput", "B/s" },   /* per direction */
+};
+
+/*
+ * Labels that repeat a parameter of the whole run rather than tell rows of one
+ * run apart: they stay out of the row key, so runs that differ in that
+ * parameter line up (the parameter is listed as differing instead).
+ */
+static const struct {
+	const char *test;
+	const char *label;
+} cli_compare_run_labels[] = {
+	{ "net", "streams" },
+};
+
+/* Parameters that do not change what is measured: not listed as differing. */
+static const struct {
+	const char *test; /* NULL: every test */
+	const char *param;
+} cli_compare_plumbing_params[] = {
+	{ NULL, "runs" }, /* changes the noise estimate, not what is measured */
+	{ "net", "port" },
+};
+
+gboolean cli_compare_is_headline(const char *test, const char *metric, const char *unit)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(cli_compare_headlines); i++) {
+		if (g_strcmp0(cli_compare_headlines[i].test, test) == 0 &&
+		    (cli_compare_headlines[i].metric == NULL ||
+		     g_strcmp0(cli_compare_headlines[i].metric, metric) == 0) &&
+		    g_strcmp0(cli_compare_headlines[i].unit, unit) == 0)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+static gboolean cli_compare_is_run_label(const char *test, const char *label)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(cli_compare_run_labels); i++) {
+		if (g_strcmp0(cli_compare_run_labels[i].test, test) == 0 &&
+		    g_strcmp0(cli_compare_run_labels[i].label, label) == 0)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+static gboolean cli_compare_is_plumbing_param(const char *test, const char *param)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(cli_compare_plumbing_params); i++) {
+		if ((cli_compare_plumbing_params[i].test == NULL ||
+		     g_strcmp0(cli_compare_plumbing_params[i].test, test) == 0) &&
+		    g_strcmp0(cli_compare_plumbing_params[i].param, param) == 0)
+			return TRUE;
+	}
+	return FALSE;
+}
+
 /* ---- rows ---------------------------------------------------------------------------- */
 
 static gboolean cli_compare_unit_lower_is_better(const char *unit)
@@ -424,10 +497,13 @@ static CliCompareRow *cli_compare_row_new(const char *test, const char *metric, 
 	row->metric = g_strdup(metric);
 	row->unit = g_strdup(unit);
 	row->lower_is_better = cli_compare_unit_lower_is_better(unit);
+	row->headline = cli_compare_is_headline(test, metric, unit);
 	if (labels != NULL) {
 		g_autoptr(GList) members = json_object_get_members(labels);
-		for (GList *l = members; l != NULL; l = l->next)
-			g_ptr_array_add(names, l->data);
+		for (GList *l = members; l != NULL; l = l->next) {
+			if (!cli_compare_is_run_label(test, l->data))
+				g_ptr_array_add(names, l->data);
+		}
 	}
 	g_ptr_array_sort(names, cli_compare_label_cmp);
 	row->label_names = g_new0(char *, names->len + 1);
@@ -567,8 +643,7 @@ static void cli_compare_find_mismatches(CliComparison *cmp)
 			gboolean differ = FALSE;
 			const char *first_value = NULL;
 
-			/* runs changes the noise estimate, not what is measured */
-			if (g_strcmp0(param, "runs") == 0)
+			if (cli_compare_is_plumbing_param(base->test, param))
 				continue;
 			for (guint o = 0; o < n; o++) {
 				CliCompareColumn *col = g_ptr_array_index(cmp->columns, o);
@@ -602,6 +677,32 @@ static void cli_compare_find_mismatches(CliComparison *cmp)
 
 static void cli_compare_sort_rows(CliComparison *cmp);
 
+/* A row without a value in any column says nothing: it is neither shown nor counted. */
+static void cli_compare_drop_empty_rows(CliComparison *cmp)
+{
+	guint kept = 0;
+
+	for (guint r = 0; r < cmp->rows->len; r++) {
+		CliCompareRow *row = g_ptr_array_index(cmp->rows, r);
+		gboolean any = FALSE;
+
+		for (guint c = 0; c < cmp->columns->len; c++) {
+			CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+			if (row->cells[c].present) {
+				any = TRUE;
+				col->n_runs = MAX(col->n_runs, row->cells[c].n_runs);
+			}
+		}
+		if (!any) {
+			cli_compare_row_free(row, cmp->columns->len);
+			cmp->n_empty_rows++;
+			continue;
+		}
+		cmp->rows->pdata[kept++] = row;
+	}
+	g_ptr_array_set_size(cmp->rows, kept);
+}
+
 static void cli_compare_summarize(CliComparison *cmp)
 {
 	for (guint c = 1; c < cmp->columns->len; c++) {
@@ -615,6 +716,8 @@ static void cli_compare_summarize(CliComparison *cmp)
 			CliCompareRow *row = g_ptr_array_index(cmp->rows, r);
 			double perf;
 
+			if (!row->headline)
+				continue;
 			if (row->significance[c] == CLI_SIGNIFICANCE_NO)
 				pair->n_not_significant++;
 			/* a ratio of zero or a negative value has no logarithm */
@@ -650,10 +753,24 @@ gboolean cli_comparison_compute(CliComparison *cmp, GError **error)
 		            n, n == 1 ? "" : "s");
 		return FALSE;
 	}
+	for (guint c = 1; c < n; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		for (guint p = 0; p < c && col->test != NULL; p++) {
+			CliCompareColumn *prev = g_ptr_array_index(cmp->columns, p);
+			if (prev->test == NULL || g_strcmp0(prev->test, col->test) == 0)
+				continue;
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "cannot compare different benchmarks: %s ran %s, %s ran %s "
+			            "(compare runs of one test)",
+			            prev->label, prev->test, col->label, col->test);
+			return FALSE;
+		}
+	}
 	for (guint c = 0; c < n; c++) {
 		if (!cli_compare_add_rows(cmp, c, index, error))
 			return FALSE;
 	}
+	cli_compare_drop_empty_rows(cmp);
 	cli_compare_sort_rows(cmp);
 	for (guint r = 0; r < cmp->rows->len; r++) {
 		CliCompareRow *row = g_ptr_array_index(cmp->rows, r);

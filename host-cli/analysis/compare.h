@@ -29,6 +29,7 @@ typedef enum {
 typedef struct {
 	char *label;         /* column header: document id, "id/guest", or the guest name */
 	char *source;        /* the file it came from */
+	char *given;         /* the FILE argument as typed (a path or a saved run's id), or NULL */
 	char *guest;         /* guest name in the document */
 	char *test;          /* "aes", "disk", ...; NULL when the guest has no result */
 	char *error;         /* why the column has no values, or NULL */
@@ -36,6 +37,7 @@ typedef struct {
 	char *agent_version; /* or NULL */
 	JsonObject *params;  /* the result's params (ref), or NULL */
 	JsonObject *facts;   /* the result's facts (ref), or NULL */
+	guint n_runs;        /* most runs behind one of its values; 0 without values */
 } CliCompareColumn;
 
 typedef struct {
@@ -56,12 +58,13 @@ typedef struct {
 	char **label_names;
 	char **label_values;
 	gboolean lower_is_better;      /* ns, %, ...: a smaller number is the better one */
+	gboolean headline;             /* one of the test's headline metrics (the summary's) */
 	CliCompareCell *cells;         /* one per column */
 	double *ratios;                /* cells[i] / cells[0]; NAN where either is missing */
 	CliSignificance *significance; /* of column i against column 0 */
 } CliCompareRow;
 
-/* Column i (i >= 1) against column 0. */
+/* Column i (i >= 1) against column 0, over the headline rows only. */
 typedef struct {
 	guint column;
 	double geomean; /* of performance ratios (lower-is-better rows inverted); NAN if none */
@@ -81,7 +84,8 @@ typedef struct {
 typedef struct {
 	CliCompareBy by;
 	GPtrArray *columns;    /* CliCompareColumn */
-	GPtrArray *rows;       /* CliCompareRow, in first-seen order */
+	GPtrArray *rows;       /* CliCompareRow with a value in some column, in first-seen order */
+	guint n_empty_rows;    /* rows left out: no value in any column */
 	GPtrArray *pairs;      /* CliComparePair, columns 1..n-1 */
 	GPtrArray *mismatches; /* CliCompareMismatch */
 	GPtrArray *docs;       /* JsonNode roots keeping params/facts alive */
@@ -107,7 +111,19 @@ gboolean cli_comparison_add_data(CliComparison *cmp, const char *source, const c
 gboolean cli_comparison_add_file(CliComparison *cmp, const char *path, const char *label,
                                  GError **error);
 
-/* Builds rows, ratios, significance, pair summaries and parameter mismatches. */
+/*
+ * Whether (metric, unit) is a headline metric of test: what the benchmark is
+ * for (aes: each block size's throughput; disk: throughput per phase and
+ * record size; mem: page-fault time and bandwidths; net: throughput per
+ * direction), not what explains it (CPU %, retransmits, latency quantiles).
+ * A test this CLI does not know has none.
+ */
+gboolean cli_compare_is_headline(const char *test, const char *metric, const char *unit);
+
+/*
+ * Builds rows, ratios, significance, pair summaries and parameter mismatches.
+ * Columns of different tests (aes and disk) fail: their metrics never match.
+ */
 gboolean cli_comparison_compute(CliComparison *cmp, GError **error);
 
 /* Rows [first, end) of one metric start at first; returns end. */

@@ -10,6 +10,7 @@
 #include "commands/commands.h"
 #include "render/report.h"
 #include "render/compare-view.h"
+#include "render/escape.h"
 #include "render/output.h"
 
 /*
@@ -18,6 +19,11 @@
  * from the default again.
  */
 static CliCompareBy cli_compare_by = CLI_COMPARE_BY_DOCUMENT;
+/* --label, in the order given (every --label's comma-separated list, one after the other) */
+static GPtrArray *cli_compare_labels;
+
+/* Long enough for "kvm64-6.1" or "before", short enough to keep the table narrow. */
+#define CLI_COMPARE_LABEL_MAX 16
 
 static gboolean cli_compare_by_cb(const char *option_name, const char *value, gpointer data,
                                   GError **error)
@@ -34,10 +40,69 @@ static gboolean cli_compare_by_cb(const char *option_name, const char *value, gp
 	return TRUE;
 }
 
+static gboolean cli_compare_label_cb(const char *option_name, const char *value, gpointer data,
+                                     GError **error)
+{
+	g_auto(GStrv) parts = g_strsplit(value, ",", -1);
+
+	if (cli_compare_labels == NULL)
+		cli_compare_labels = g_ptr_array_new_with_free_func(g_free);
+	if (parts[0] == NULL) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		            "--label '': an empty label (give one label per column, e.g. --label "
+		            "before,after)");
+		return FALSE;
+	}
+	for (guint i = 0; parts[i] != NULL; i++) {
+		const char *label = parts[i];
+		gboolean printable = g_utf8_validate(label, -1, NULL);
+		gboolean blank = TRUE;
+
+		for (const char *p = label; printable && *p != '\0'; p = g_utf8_next_char(p)) {
+			gunichar ch = g_utf8_get_char(p);
+			printable = g_unichar_isgraph(ch) || ch == ' ';
+			blank = blank && ch == ' ';
+		}
+		if (printable && blank) {
+			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			            "--label '%s': an empty label (give one label per column, "
+			            "e.g. --label before,after)",
+			            value);
+			return FALSE;
+		}
+		if (!printable) {
+			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			            "--label: a label with control or invalid characters");
+			return FALSE;
+		}
+		if (g_utf8_strlen(label, -1) > CLI_COMPARE_LABEL_MAX) {
+			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			            "--label '%s' is %ld characters long (at most %d)", label,
+			            g_utf8_strlen(label, -1), CLI_COMPARE_LABEL_MAX);
+			return FALSE;
+		}
+		for (guint o = 0; o < cli_compare_labels->len; o++) {
+			if (g_strcmp0(g_ptr_array_index(cli_compare_labels, o), label) == 0) {
+				g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				            "--label '%s' is given twice: columns need distinct "
+				            "labels",
+				            label);
+				return FALSE;
+			}
+		}
+		g_ptr_array_add(cli_compare_labels, g_strdup(label));
+	}
+	return TRUE;
+}
+
 const GOptionEntry cli_compare_entries[] = {
 	{ "by", '\0', 0, G_OPTION_ARG_CALLBACK, cli_compare_by_cb,
 	  "Columns: document (default, one per file) or guest (the guests of one file)",
 	  "document|guest" },
+	{ "label", '\0', 0, G_OPTION_ARG_CALLBACK, cli_compare_label_cb,
+	  "Column labels, one per column in order (comma-separated or repeated; at most 16 "
+	  "characters each)",
+	  "A,B,..." },
 	{ NULL },
 };
 
@@ -104,12 +169,32 @@ static CliComparison *cli_compare_load(CliApp *app, GError **error)
 		const char *arg = g_ptr_array_index(app->args, i);
 		g_autofree char *path = cli_compare_resolve(arg, NULL, error);
 		g_autofree char *label = NULL;
+		guint first = cmp->columns->len;
 
 		if (path == NULL)
 			return NULL;
 		label = cli_compare_doc_label(path);
 		if (!cli_comparison_add_file(cmp, path, label, error))
 			return NULL;
+		for (guint c = first; c < cmp->columns->len; c++) {
+			CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+			col->given = g_strdup(arg);
+		}
+	}
+	if (cli_compare_labels != NULL) {
+		if (cli_compare_labels->len != cmp->columns->len) {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "--label gives %u label%s for %u column%s",
+			            cli_compare_labels->len,
+			            cli_compare_labels->len == 1 ? "" : "s", cmp->columns->len,
+			            cmp->columns->len == 1 ? "" : "s");
+			return NULL;
+		}
+		for (guint c = 0; c < cmp->columns->len; c++) {
+			CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+			g_free(col->label);
+			col->label = g_strdup(g_ptr_array_index(cli_compare_labels, c));
+		}
 	}
 	/* the same file twice, or two docs with equal names: keep the columns apart */
 	for (guint c = 1; c < cmp->columns->len; c++) {
@@ -154,8 +239,18 @@ int cli_compare_run(CliApp *app, GError **error)
 	g_autoptr(GString) doc = NULL;
 
 	cli_compare_by = CLI_COMPARE_BY_DOCUMENT;
+	g_clear_pointer(&cli_compare_labels, g_ptr_array_unref);
 	if (cmp == NULL)
 		return CLI_EXIT_USAGE;
+	/* CSV has no place for them: the table and JSON carry them */
+	if (app->opts.format == CLI_FORMAT_CSV) {
+		g_autoptr(GPtrArray) warnings = cli_comparison_warnings(cmp, NULL);
+
+		for (guint w = 0; w < warnings->len; w++) {
+			g_autofree char *text = cli_escape_terminal(g_ptr_array_index(warnings, w));
+			g_printerr("guestbench: warning: %s\n", text);
+		}
+	}
 	doc = cli_compare_render(app, cmp);
 	if (!cli_app_write_doc(app, doc, error))
 		return CLI_EXIT_USAGE;

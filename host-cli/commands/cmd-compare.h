@@ -6,14 +6,18 @@
 G_BEGIN_DECLS
 
 /* The compare and report commands (cmd-compare.c: cli_cmd_compare, cli_cmd_report). */
-#define CLI_COMPARE_DESCRIPTION                                                          \
-	"Puts saved 'guestbench bench' documents side by side: one row per metric and\n" \
-	"label set, one column per document (or, with --by guest, per guest of one\n"    \
-	"document), then each column's ratio to the first and the change in %.\n"        \
-	"FILE is a path or the id of a saved run (see 'results'). With runs > 1 a\n"     \
-	"difference within run-to-run noise (Welch's t-test, p >= 0.05) is marked\n"     \
-	"n.s.; differing parameters are listed; missing values show as —.\n"           \
-	"Exit status 2 when a file cannot be read or is not a bench document."
+#define CLI_COMPARE_DESCRIPTION                                                            \
+	"Puts saved 'guestbench bench' documents of one test side by side: one row per\n"  \
+	"metric and label set, one column per document (or, with --by guest, per guest\n"  \
+	"of one document), then each column's ratio to the first and the change in %.\n"   \
+	"FILE is a path or the id of a saved run (see 'results'). With runs > 1 a\n"       \
+	"difference within run-to-run noise (Welch's t-test, p >= 0.05) is marked n.s.;\n" \
+	"a side with runs = 1 has no noise estimate and is warned about. The geometric\n"  \
+	"mean summarises headline metrics only (throughput; mem: page faults and\n"        \
+	"bandwidth). Rows with no value on any side are left out; a value missing on\n"    \
+	"one side shows as —. Long file names become A, B, ... (or --label a,b).\n"      \
+	"Exit status 2 when a file cannot be read or is not a bench document, or the\n"    \
+	"runs are of different tests."
 #define CLI_REPORT_DESCRIPTION                                                          \
 	"Writes one self-contained HTML page (inline CSS and SVG, no script, nothing\n" \
 	"fetched): per metric a bar chart and the compare table, then the facts of\n"   \

@@ -14,6 +14,13 @@ char *cli_compare_format_change(double ratio);
 /* "host is 1.94x kvm64 at 16 KiB" */
 char *cli_compare_row_sentence(CliComparison *cmp, guint row, guint column);
 
+/*
+ * What the reader must know before trusting the ratios (a side with runs = 1
+ * has no noise estimate), one sentence each, naming columns by labels (NULL:
+ * the columns' own labels).
+ */
+GPtrArray *cli_comparison_warnings(CliComparison *cmp, const char *const *labels);
+
 /* Renderers: text (aligned tables), the JSON document, CSV (one line per row and column). */
 GString *cli_comparison_render_text(CliComparison *cmp);
 JsonNode *cli_comparison_to_json(CliComparison *cmp);

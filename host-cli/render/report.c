@@ -416,8 +416,14 @@ static void cli_report_append_sources(GString *out, CliComparison *cmp)
 static void cli_report_append_summary(GString *out, CliComparison *cmp)
 {
 	CliCompareColumn *base = g_ptr_array_index(cmp->columns, 0);
+	g_autoptr(GPtrArray) warnings = cli_comparison_warnings(cmp, NULL);
 
 	g_string_append(out, "<ul class=\"summary\">");
+	for (guint w = 0; w < warnings->len; w++) {
+		g_string_append(out, "<li><strong>warning</strong>: ");
+		cli_report_escape(out, g_ptr_array_index(warnings, w));
+		g_string_append(out, "</li>");
+	}
 	for (guint p = 0; p < cmp->pairs->len; p++) {
 		CliComparePair *pair = g_ptr_array_index(cmp->pairs, p);
 		CliCompareColumn *col = g_ptr_array_index(cmp->columns, pair->column);
@@ -427,11 +433,11 @@ static void cli_report_append_summary(GString *out, CliComparison *cmp)
 		cli_report_escape_printf(out, "%s vs %s", col->label, base->label);
 		g_string_append(out, "</strong>: ");
 		if (pair->n_rows == 0) {
-			g_string_append(out, "no metric to compare</li>");
+			g_string_append(out, "no headline metric with a value on both sides</li>");
 			continue;
 		}
-		cli_report_escape_printf(out, "geometric mean ratio %s over %u metric%s", gm,
-		                         pair->n_rows, pair->n_rows == 1 ? "" : "s");
+		cli_report_escape_printf(out, "geometric mean ratio %s over %u headline metric%s",
+		                         gm, pair->n_rows, pair->n_rows == 1 ? "" : "s");
 		if (pair->n_not_significant > 0)
 			cli_report_escape_printf(out, ", %u within run-to-run noise",
 			                         pair->n_not_significant);

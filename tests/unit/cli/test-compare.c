@@ -82,7 +82,8 @@ static void test_compare_field_report_aes(void)
 	g_assert_nonnull(strstr(text->str, "host is 1.67x kvm64 at 16 B"));
 	g_assert_nonnull(strstr(text->str, "206.54 MB/s"));
 	g_assert_nonnull(strstr(text->str, "+93.8%"));
-	g_assert_nonnull(strstr(text->str, "geometric mean ratio 1.80x over 2 metrics"));
+	g_assert_nonnull(
+	    strstr(text->str, "geometric mean ratio 1.80x over 2 headline metrics (aes-128-gcm)"));
 	/* single runs: nothing can be called noise */
 	g_assert_null(strstr(text->str, "n.s."));
 }
@@ -203,29 +204,37 @@ static void test_compare_by_guest(void)
 	g_assert_cmpstr(col->label, ==, "broken-vm");
 	g_assert_nonnull(col->error);
 	g_assert_null(col->test);
-	row = find_row(cmp, "tcp-throughput", "direction=host-to-guest,streams=1");
+	/* streams repeats a parameter of the run: not part of the row key */
+	row = find_row(cmp, "tcp-throughput", "direction=host-to-guest");
 	g_assert_cmpfloat_with_epsilon(row->ratios[1], 177.0 / 371.0, 1e-9);
 	g_assert_true(isnan(row->ratios[2]));
-	g_assert_cmpstr(row->labels_text, ==, "host-to-guest 1 stream");
-	/* % busy: lower is better, so the geomean inverts it */
+	g_assert_cmpstr(row->labels_text, ==, "host-to-guest");
+	g_assert_true(row->headline);
+	/* % busy explains the throughput: shown, lower is better, not in the summary */
 	row = find_row(cmp, "guest-cpu-busy", "kind=softirq");
 	g_assert_true(row->lower_is_better);
+	g_assert_false(row->headline);
 	{
 		CliComparePair *pair = g_ptr_array_index(cmp->pairs, 0);
-		g_assert_cmpfloat_with_epsilon(pair->geomean, sqrt((177.0 / 371.0) * (12.0 / 48.0)),
-		                               1e-9);
+		g_assert_cmpuint(pair->n_rows, ==, 1);
+		g_assert_cmpfloat_with_epsilon(pair->geomean, 177.0 / 371.0, 1e-9);
 		pair = g_ptr_array_index(cmp->pairs, 1);
 		g_assert_cmpuint(pair->n_rows, ==, 0);
 		g_assert_true(isnan(pair->geomean));
 	}
 	text = cli_comparison_render_text(cmp);
-	g_assert_nonnull(strstr(text->str, "broken-vm vs hyperv-vm: no metric to compare"));
+	g_assert_nonnull(strstr(
+	    text->str, "broken-vm vs hyperv-vm: no headline metric with a value on both sides"));
 	g_assert_nonnull(strstr(text->str, "no result (timeout: timed out after 10 s)"));
+	/* the one file is named once, not under every guest */
+	g_assert_nonnull(
+	    strstr(text->str, "fleet-net.json, by guest:\nhyperv-vm: guest hyperv-vm, net, 1 run\n"
+	                      "vmware-vm: guest vmware-vm, net, 1 run\n"));
 
 	csv = cli_comparison_render_csv(cmp);
 	g_assert_true(g_str_has_prefix(csv->str, "test,metric,unit,labels,column,value,"));
-	g_assert_nonnull(strstr(csv->str, "net,tcp-throughput,B/s,"
-	                                  "\"direction=host-to-guest,streams=1\",vmware-vm,"));
+	g_assert_nonnull(
+	    strstr(csv->str, "net,tcp-throughput,B/s,direction=host-to-guest,vmware-vm,"));
 	/* 2 rows x 3 columns + header */
 	{
 		g_auto(GStrv) lines = g_strsplit(csv->str, "\n", -1);
@@ -233,16 +242,199 @@ static void test_compare_by_guest(void)
 	}
 }
 
-/* Different tests side by side: nothing matches, nothing is made up. */
+/* Adds data/results files without computing. */
+static CliComparison *add_files(CliCompareBy by, const char *const *names)
+{
+	g_autoptr(CliComparison) cmp = cli_comparison_new(by);
+
+	for (guint i = 0; names[i] != NULL; i++) {
+		g_autoptr(GError) error = NULL;
+		g_autofree char *path = data_path(names[i]);
+		g_autofree char *base = g_path_get_basename(names[i]);
+		g_autofree char *label = g_strndup(base, strlen(base) - strlen(".json"));
+		g_assert_true(cli_comparison_add_file(cmp, path, label, &error));
+		g_assert_no_error(error);
+	}
+	return g_steal_pointer(&cmp);
+}
+
+/* Different tests side by side: refused, naming both, rather than a table of "—". */
 static void test_compare_different_tests(void)
 {
+	static const char *const pairs[][3] = {
+		{ "kvm64.json", "disk-ide.json", NULL },
+		{ "saved/2026-12-03T23-04-46Z-bench-aes.json",
+		  "saved/2026-12-03T23-05-01Z-bench-disk.json", NULL },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(pairs); i++) {
+		g_autoptr(CliComparison) cmp = add_files(CLI_COMPARE_BY_DOCUMENT, pairs[i]);
+		g_autoptr(GError) error = NULL;
+
+		g_assert_false(cli_comparison_compute(cmp, &error));
+		g_assert_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+		g_test_message("%s", error->message);
+		g_assert_nonnull(strstr(error->message, "cannot compare different benchmarks"));
+		g_assert_nonnull(strstr(error->message, " ran aes"));
+		g_assert_nonnull(strstr(error->message, " ran disk"));
+	}
+}
+
+static CliComparison *load_saved(const char *a, const char *b)
+{
+	g_autofree char *pa = g_strdup_printf("saved/%s.json", a);
+	g_autofree char *pb = g_strdup_printf("saved/%s.json", b);
+	const char *const names[] = { pa, pb, NULL };
+	g_autoptr(CliComparison) cmp = add_files(CLI_COMPARE_BY_DOCUMENT, names);
+	g_autoptr(GError) error = NULL;
+
+	/* as the command does: the columns named by the ids the user typed */
+	for (guint c = 0; c < cmp->columns->len; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		col->given = g_strdup(col->label);
+	}
+	g_assert_true(cli_comparison_compute(cmp, &error));
+	g_assert_no_error(error);
+	return g_steal_pointer(&cmp);
+}
+
+static guint text_width(const char *text)
+{
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	guint widest = 0;
+
+	for (guint i = 0; lines[i] != NULL; i++)
+		widest = MAX(widest, g_utf8_strlen(lines[i], -1));
+	return widest;
+}
+
+/*
+ * Two real net runs that differ in streams: the throughput rows line up and are
+ * the whole summary; CPU % and retransmits are shown but not counted.
+ */
+static void test_compare_net_headline(void)
+{
 	g_autoptr(CliComparison) cmp =
-	    load(CLI_COMPARE_BY_DOCUMENT, "kvm64.json", "disk-ide.json", NULL);
+	    load_saved("2026-12-03T23-05-12Z-bench-net", "2026-12-03T23-05-14Z-bench-net");
 	g_autoptr(GString) text = cli_comparison_render_text(cmp);
+	g_autoptr(JsonNode) json = cli_comparison_to_json(cmp);
+	g_autofree char *json_text = gb_json_to_string(json, NULL);
+	CliComparePair *pair = g_ptr_array_index(cmp->pairs, 0);
+	CliCompareRow *row = find_row(cmp, "tcp-throughput", "direction=host-to-guest");
+
+	g_test_message("%s", text->str);
+	g_assert_true(row->cells[0].present);
+	g_assert_true(row->cells[1].present);
+	g_assert_true(row->headline);
+	g_assert_cmpuint(pair->n_rows, ==, 1);
+	g_assert_cmpfloat_with_epsilon(pair->geomean, row->ratios[1], 1e-12);
+	g_assert_cmpint(pair->best_row, ==, pair->worst_row);
+	for (guint r = 0; r < cmp->rows->len; r++) {
+		CliCompareRow *other = g_ptr_array_index(cmp->rows, r);
+		g_assert_true(other->headline == (g_strcmp0(other->metric, "tcp-throughput") == 0));
+	}
+	g_assert_nonnull(strstr(text->str, "over 1 headline metric (tcp-throughput)"));
+	g_assert_nonnull(strstr(text->str, "net streams: A=1 B=2"));
+	/* the port is plumbing, not a difference in what was measured */
+	g_assert_null(strstr(text->str, "net port"));
+	g_assert_nonnull(strstr(json_text, "\"metric\":\"tcp-throughput\",\"unit\":\"B/s\","
+	                                   "\"labels\":{\"direction\":\"host-to-guest\"},"
+	                                   "\"lower_is_better\":false,\"headline\":true"));
+	g_assert_false(cli_compare_is_headline("net", "tcp-retransmits", "segments"));
+	g_assert_false(cli_compare_is_headline("net", "guest-cpu-busy", "%"));
+	g_assert_true(cli_compare_is_headline("aes", "chacha20-poly1305", "B/s"));
+	g_assert_true(cli_compare_is_headline("mem", "page-fault", "ns"));
+	g_assert_false(cli_compare_is_headline("mem", "memory-latency", "ns"));
+	g_assert_false(cli_compare_is_headline("disk", "disk-latency", "ns"));
+	g_assert_false(cli_compare_is_headline("nosuch", "x", "B/s"));
+}
+
+/* hugetlb was unavailable in both mem runs: its rows are neither shown nor counted. */
+static void test_compare_empty_rows(void)
+{
+	g_autoptr(CliComparison) cmp =
+	    load_saved("2026-12-03T23-05-05Z-bench-mem", "2026-12-03T23-05-10Z-bench-mem");
+	g_autoptr(GString) text = cli_comparison_render_text(cmp);
+	g_autoptr(GString) csv = cli_comparison_render_csv(cmp);
+	g_autoptr(JsonNode) json = cli_comparison_to_json(cmp);
+	g_autofree char *json_text = gb_json_to_string(json, NULL);
 	CliComparePair *pair = g_ptr_array_index(cmp->pairs, 0);
 
-	g_assert_cmpuint(pair->n_rows, ==, 0);
-	g_assert_nonnull(strstr(text->str, "disk-ide ran disk but kvm64 ran aes"));
+	g_test_message("%s", text->str);
+	g_assert_cmpuint(cmp->n_empty_rows, ==, 5);
+	for (guint r = 0; r < cmp->rows->len; r++) {
+		CliCompareRow *row = g_ptr_array_index(cmp->rows, r);
+		g_assert_true(row->cells[0].present || row->cells[1].present);
+		g_assert_cmpstr(strstr(row->labels_key, "hugetlb"), ==, NULL);
+	}
+	/* page-fault and 3 bandwidths, for 4k and thp; not latency */
+	g_assert_cmpuint(pair->n_rows, ==, 8);
+	g_assert_null(strstr(text->str, "hugetlb"));
+	g_assert_null(strstr(csv->str, "hugetlb"));
+	g_assert_null(strstr(json_text, "hugetlb\"}"));
+	g_assert_nonnull(strstr(text->str, "Not shown: 5 rows without a value in any column."));
+	g_assert_nonnull(strstr(json_text, "\"empty_rows_left_out\":5"));
+	g_assert_nonnull(
+	    strstr(text->str, "over 8 headline metrics (page-fault, memory-bandwidth)"));
+}
+
+/* runs = 1 on a side: said plainly, before any ratio. */
+static void test_compare_single_run_warning(void)
+{
+	g_autoptr(CliComparison) single =
+	    load_saved("2026-12-03T23-04-46Z-bench-aes", "2026-12-03T23-04-48Z-bench-aes");
+	g_autoptr(CliComparison) noisy =
+	    load_saved("2026-12-03T23-04-53Z-bench-aes", "2026-12-03T23-04-58Z-bench-aes");
+	g_autoptr(CliComparison) mixed =
+	    load_saved("2026-12-03T23-04-53Z-bench-aes", "2026-12-03T23-04-46Z-bench-aes");
+	g_autoptr(GString) text = cli_comparison_render_text(single);
+	g_autoptr(GString) noisy_text = cli_comparison_render_text(noisy);
+	g_autoptr(GString) mixed_text = cli_comparison_render_text(mixed);
+	g_autoptr(JsonNode) json = cli_comparison_to_json(single);
+	g_autofree char *json_text = gb_json_to_string(json, NULL);
+	CliCompareColumn *col = g_ptr_array_index(single->columns, 0);
+
+	g_test_message("%s", text->str);
+	g_assert_cmpuint(col->n_runs, ==, 1);
+	g_assert_nonnull(strstr(text->str, "warning: A and B are single runs (runs = 1): there is "
+	                                   "no noise estimate, so the t-test cannot tell a"));
+	g_assert_nonnull(strstr(json_text, "\"warnings\":[\"2026-12-03T23-04-46Z-bench-aes and "
+	                                   "2026-12-03T23-04-48Z-bench-aes are single runs"));
+	g_assert_nonnull(strstr(json_text, "\"runs\":1,"));
+	g_assert_null(strstr(noisy_text->str, "warning"));
+	g_assert_nonnull(strstr(noisy_text->str, "aes, 3 runs"));
+	g_assert_nonnull(strstr(mixed_text->str, "warning: B is a single run (runs = 1): no noise "
+	                                         "estimate of its own"));
+	g_assert_null(strstr(mixed_text->str, "A is a single run"));
+}
+
+/* Real run ids as labels: the text fits 100 columns (223 before letters and the fold). */
+static void test_compare_width(void)
+{
+	static const char *const pairs[][2] = {
+		{ "2026-12-03T23-04-46Z-bench-aes", "2026-12-03T23-04-48Z-bench-aes" },
+		{ "2026-12-03T23-04-53Z-bench-aes", "2026-12-03T23-04-58Z-bench-aes" },
+		{ "2026-12-03T23-05-05Z-bench-mem", "2026-12-03T23-05-10Z-bench-mem" },
+		{ "2026-12-03T23-05-12Z-bench-net", "2026-12-03T23-05-14Z-bench-net" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(pairs); i++) {
+		g_autoptr(CliComparison) cmp = load_saved(pairs[i][0], pairs[i][1]);
+		g_autoptr(GString) text = cli_comparison_render_text(cmp);
+
+		g_test_message("%s: %u columns", pairs[i][0], text_width(text->str));
+		g_assert_cmpuint(text_width(text->str), <=, 100);
+		/* long ids become letters, each explained once at the top */
+		g_assert_true(g_str_has_prefix(text->str, "A: "));
+		g_assert_nonnull(strstr(text->str, "B/A"));
+	}
+	/* short labels are kept as they are */
+	{
+		g_autoptr(CliComparison) cmp =
+		    load(CLI_COMPARE_BY_DOCUMENT, "kvm64.json", "host.json", NULL);
+		g_autoptr(GString) text = cli_comparison_render_text(cmp);
+		g_assert_nonnull(strstr(text->str, "host/kvm64"));
+	}
 }
 
 /* Guest text never reaches the terminal raw. */
@@ -425,6 +617,10 @@ int main(int argc, char **argv)
 	g_test_add_func("/compare/mismatch-and-missing", test_compare_mismatch_and_missing);
 	g_test_add_func("/compare/by-guest", test_compare_by_guest);
 	g_test_add_func("/compare/different-tests", test_compare_different_tests);
+	g_test_add_func("/compare/net-headline", test_compare_net_headline);
+	g_test_add_func("/compare/empty-rows", test_compare_empty_rows);
+	g_test_add_func("/compare/single-run-warning", test_compare_single_run_warning);
+	g_test_add_func("/compare/width", test_compare_width);
 	g_test_add_func("/compare/hostile-text", test_compare_hostile_text);
 	g_test_add_func("/compare/bad-files", test_compare_bad_files);
 	g_test_add_func("/compare/bad-data", test_compare_bad_data);

@@ -142,6 +142,10 @@ static void test_report_field_report(void)
 	g_assert_nonnull(strstr(text, "aes yes, pclmulqdq yes"));
 	g_assert_nonnull(strstr(text, "host.json is 1.94x kvm64.json at 16 KiB"));
 	g_assert_nonnull(strstr(text, "206.54 MB/s"));
+	/* one run each: no noise estimate, said before the ratios are trusted */
+	g_assert_nonnull(strstr(html->str, "<strong>warning</strong>: kvm64.json and host.json are "
+	                                   "single runs (runs = 1)"));
+	g_assert_nonnull(strstr(text, "over 2 headline metrics"));
 	/* linear axis here: 77 to 207 MB/s is no decade */
 	g_assert_null(strstr(text, "log scale"));
 }
@@ -184,6 +188,7 @@ static void test_report_runs(void)
 	g_assert_nonnull(strstr(text, "(n.s.)"));
 	g_assert_nonnull(strstr(html->str, "class=\"errbar\""));
 	g_assert_nonnull(strstr(text, "over 3 runs"));
+	g_assert_null(strstr(html->str, "<strong>warning</strong>"));
 }
 
 /* Everything from a document is text in the page, never markup. */
