@@ -179,7 +179,7 @@ static double cli_report_append_legend(GString *out, CliComparison *cmp, double 
 			x = left;
 			y += CLI_REPORT_LEGEND_LINE;
 		}
-		g_string_append_printf(out, "<g class=\"legenditem\"><title>");
+		g_string_append(out, "<g class=\"legenditem\"><title>");
 		cli_report_escape(out, col->label);
 		g_string_append_printf(out,
 		                       "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"12\" "
@@ -246,7 +246,7 @@ void cli_report_append_chart(GString *out, CliComparison *cmp, guint first, guin
 		g_string_append_printf(out, "log axis: the values span %.0fx, over two decades",
 		                       scale.vmax / scale.vmin);
 	} else {
-		g_string_append(out, "linear axis from 0");
+		g_string_append(out, scale.lo < 0 ? "linear axis" : "linear axis from 0");
 	}
 	g_string_append(out, "</text>");
 
