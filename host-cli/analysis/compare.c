@@ -651,8 +651,8 @@ static void cli_compare_find_mismatches(CliComparison *cmp)
 				if (g_strcmp0(col->test, base->test) != 0)
 					continue;
 				node = json_object_get_member(col->params, param);
-				values[o] = node != NULL ? gb_json_to_string(node, NULL)
-				                         : g_strdup("absent");
+				values[o] =
+				    node != NULL ? cli_format_json_value(node) : g_strdup("absent");
 				if (first_value == NULL)
 					first_value = values[o];
 				else if (g_strcmp0(first_value, values[o]) != 0)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analysis/facts.h"
+#include "gb-error.h"
 #include "gb-json.h"
 
 /*
@@ -30,6 +31,45 @@ char *cli_fact_path(const CliFact *fact)
 const char *cli_fact_string_or(const CliFactString *str, const char *fallback)
 {
 	return cli_fact_ok(&str->fact) ? str->value : fallback;
+}
+
+/* The order of agent/facts/facts.c's table, which is the reply order (PROTOCOL.md). */
+const char *const cli_facts_section_names[] = {
+	"cpu", "memory", "clocksource", "steal", "block", "net", "os", NULL,
+};
+
+gboolean cli_facts_sections_parse(const char *list, CliFactsSections *sections, GError **error)
+{
+	g_auto(GStrv) names = NULL;
+	CliFactsSections mask = 0;
+
+	if (list == NULL) {
+		*sections = CLI_FACTS_SECTION_ALL;
+		return TRUE;
+	}
+	names = g_strsplit(list, ",", -1);
+	for (guint i = 0; names[i] != NULL; i++) {
+		const char *name = g_strstrip(names[i]);
+		guint k = 0;
+
+		if (*name == '\0') {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "empty section name in '%s'", list);
+			return FALSE;
+		}
+		while (cli_facts_section_names[k] != NULL &&
+		       strcmp(cli_facts_section_names[k], name) != 0)
+			k++;
+		if (cli_facts_section_names[k] == NULL) {
+			g_autofree char *known = g_strjoinv(", ", (char **)cli_facts_section_names);
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "unknown section '%s' (known: %s)", name, known);
+			return FALSE;
+		}
+		mask |= 1u << k;
+	}
+	*sections = mask;
+	return TRUE;
 }
 
 static void facts_problem(CliFacts *facts, const CliFact *fact, char *why)

@@ -219,6 +219,31 @@ typedef struct {
 	GPtrArray *problems;
 } CliFacts;
 
+/*
+ * The sections of gb-get-facts a reader asked for (its "sections" argument):
+ * a view shows those only, so a section left out of the request is not shown
+ * as if it could not be read.
+ */
+typedef enum {
+	CLI_FACTS_SECTION_CPU = 1 << 0,
+	CLI_FACTS_SECTION_MEMORY = 1 << 1,
+	CLI_FACTS_SECTION_CLOCKSOURCE = 1 << 2,
+	CLI_FACTS_SECTION_STEAL = 1 << 3,
+	CLI_FACTS_SECTION_BLOCK = 1 << 4,
+	CLI_FACTS_SECTION_NET = 1 << 5,
+	CLI_FACTS_SECTION_OS = 1 << 6,
+	CLI_FACTS_SECTION_ALL = (1 << 7) - 1,
+} CliFactsSections;
+
+/* The section names in reply order, NULL-terminated: "cpu", "memory", ..., "os". */
+extern const char *const cli_facts_section_names[];
+
+/*
+ * "steal,cpu" -> the mask; NULL -> CLI_FACTS_SECTION_ALL. An empty or unknown
+ * name fails with GB_ERROR_INVALID_ARGUMENT naming it and the known ones.
+ */
+gboolean cli_facts_sections_parse(const char *list, CliFactsSections *sections, GError **error);
+
 /* Reads a gb-get-facts result; facts may be NULL (then every section is absent). Never NULL. */
 CliFacts *cli_facts_new(JsonObject *facts);
 void cli_facts_free(CliFacts *facts);

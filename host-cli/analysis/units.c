@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <math.h>
+
 #include "analysis/units.h"
+#include "gb-json.h"
 
 char *cli_format_bytes(guint64 bytes)
 {
@@ -20,4 +23,52 @@ char *cli_format_bytes(guint64 bytes)
 	if (bytes % (G_GUINT64_CONSTANT(1) << (10 * (unit + 1))) == 0)
 		return g_strdup_printf("%.0f %s", value, units[unit]);
 	return g_strdup_printf("%.1f %s", value, units[unit]);
+}
+
+/* The fewest significant digits (%g style) that read back as exactly value. */
+static void format_double_shortest(GString *out, double value)
+{
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+	if (!isfinite(value)) {
+		g_string_append(out, "null");
+		return;
+	}
+	for (int precision = 1; precision <= 17; precision++) {
+		char format[8];
+
+		g_snprintf(format, sizeof(format), "%%.%dg", precision);
+		g_ascii_formatd(buf, sizeof(buf), format, value);
+		if (g_ascii_strtod(buf, NULL) == value)
+			break;
+	}
+	g_string_append(out, buf);
+}
+
+static void format_json_value(GString *out, JsonNode *node)
+{
+	if (JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == G_TYPE_DOUBLE) {
+		format_double_shortest(out, json_node_get_double(node));
+	} else if (JSON_NODE_HOLDS_ARRAY(node)) {
+		JsonArray *array = json_node_get_array(node);
+
+		g_string_append_c(out, '[');
+		for (guint i = 0; i < json_array_get_length(array); i++) {
+			if (i > 0)
+				g_string_append_c(out, ',');
+			format_json_value(out, json_array_get_element(array, i));
+		}
+		g_string_append_c(out, ']');
+	} else {
+		g_autofree char *text = gb_json_to_string(node, NULL);
+		g_string_append(out, text);
+	}
+}
+
+char *cli_format_json_value(JsonNode *node)
+{
+	GString *out = g_string_new(NULL);
+
+	format_json_value(out, node);
+	return g_string_free(out, FALSE);
 }

@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include <glib.h>
+#include <json-glib/json-glib.h>
 
 G_BEGIN_DECLS
 
 /* "512 B", "2 MiB", "7.8 GiB": binary units, one decimal when not whole. */
 char *cli_format_bytes(guint64 bytes);
+
+/*
+ * A parameter's value as a person reads it: numbers in the shortest form that
+ * reads back as the same double ("0.3", not "0.29999999999999999"), strings
+ * and everything else as JSON ("\"aes-128-gcm\"", [16,64]). Never NULL.
+ */
+char *cli_format_json_value(JsonNode *node);
 
 G_END_DECLS

@@ -19,6 +19,8 @@
 
 static char *cli_facts_opt_sections = NULL;
 static int cli_facts_opt_steal_ms = -1;
+/* what --sections asked for: the views show these only */
+static CliFactsSections cli_facts_sections = CLI_FACTS_SECTION_ALL;
 static gboolean cli_audit_opt_list_rules = FALSE;
 static gboolean cli_audit_opt_no_summary = FALSE;
 
@@ -45,17 +47,9 @@ static JsonObject *cli_facts_build_args(void)
 
 gboolean cli_facts_prepare(CliApp *app, GPtrArray *args, GError **error)
 {
-	if (cli_facts_opt_sections != NULL) {
-		g_auto(GStrv) names = g_strsplit(cli_facts_opt_sections, ",", -1);
-
-		for (guint i = 0; names[i] != NULL; i++) {
-			if (*g_strstrip(names[i]) == '\0') {
-				g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-				            "--sections: empty section name in '%s'",
-				            cli_facts_opt_sections);
-				return FALSE;
-			}
-		}
+	if (!cli_facts_sections_parse(cli_facts_opt_sections, &cli_facts_sections, error)) {
+		g_prefix_error(error, "--sections: ");
+		return FALSE;
 	}
 	if (cli_facts_opt_steal_ms > 5000) {
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
@@ -117,6 +111,7 @@ GString *cli_facts_render_text(const CliResults *results, gboolean color)
 	for (guint i = 0; i < results->guests->len; i++) {
 		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		JsonObject *facts = NULL;
+		g_autoptr(CliFacts) model = NULL;
 
 		if (guest->status != CLI_GUEST_OK) {
 			cli_render_guest_error(out, guest, color);
@@ -124,7 +119,8 @@ GString *cli_facts_render_text(const CliResults *results, gboolean color)
 		}
 		if (!gb_json_node_get_object(guest->result, "facts", &facts, NULL))
 			continue;
-		cli_facts_render_table(out, guest->name, facts, color);
+		model = cli_facts_new(facts);
+		cli_facts_view_table(out, guest->name, model, cli_facts_sections, color);
 		if (i + 1 < results->guests->len)
 			g_string_append_c(out, '\n');
 	}
@@ -139,6 +135,7 @@ GString *cli_facts_render_csv(const CliResults *results)
 	for (guint i = 0; i < results->guests->len; i++) {
 		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		JsonObject *facts = NULL;
+		g_autoptr(CliFacts) model = NULL;
 
 		if (guest->status != CLI_GUEST_OK ||
 		    !gb_json_node_get_object(guest->result, "facts", &facts, NULL)) {
@@ -151,7 +148,8 @@ GString *cli_facts_render_csv(const CliResults *results)
 			g_string_append_c(out, '\n');
 			continue;
 		}
-		cli_facts_render_csv_rows(out, guest->name, facts);
+		model = cli_facts_new(facts);
+		cli_facts_view_csv_rows(out, guest->name, model, cli_facts_sections);
 	}
 	return out;
 }

@@ -340,12 +340,19 @@ static void cli_bench_render_mem(const CliResults *results, CliTable *table, GSt
 	}
 }
 
-static void cli_bench_render_net(const CliResults *results, CliTable *table)
+/*
+ * The agent measures CPU and retransmits over the whole transfer, and with
+ * --direction both the two directions run at the same time: the same figures
+ * belong to each direction's row, and a note says they are shared.
+ */
+static void cli_bench_render_net(const CliResults *results, CliTable *table, GString *notes)
 {
+	gboolean shared = FALSE;
+
 	for (guint i = 0; i < results->guests->len; i++) {
 		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		g_autoptr(GArray) samples = NULL;
-		gboolean first = TRUE;
+		guint n_rows = 0;
 
 		if (guest->status != CLI_GUEST_OK)
 			continue;
@@ -355,6 +362,7 @@ static void cli_bench_render_net(const CliResults *results, CliTable *table)
 			g_autoptr(GPtrArray) cells = g_ptr_array_new_with_free_func(g_free);
 			const char *dir = cli_bench_label(s, "direction");
 			const char *streams = cli_bench_label(s, "streams");
+			const char *const kinds[] = { "total", "softirq", "system" };
 
 			if (g_strcmp0(s->metric, "tcp-throughput") != 0)
 				continue;
@@ -363,37 +371,27 @@ static void cli_bench_render_net(const CliResults *results, CliTable *table)
 			g_ptr_array_add(cells, g_strdup(streams != NULL ? streams : "?"));
 			g_ptr_array_add(cells, cli_bench_cell(s, 8e-6, 1));
 			g_ptr_array_add(cells, cli_bench_cell(s, 1e-6, 1));
-			/* CPU and retransmits are the guest's over the whole transfer: once per
-			 * guest */
-			if (first) {
+			for (guint k = 0; k < G_N_ELEMENTS(kinds); k++)
 				g_ptr_array_add(
 				    cells,
 				    cli_bench_cell(cli_bench_find(samples, "guest-cpu-busy", "kind",
-				                                  "total", NULL, NULL),
+				                                  kinds[k], NULL, NULL),
 				                   1.0, 1));
-				g_ptr_array_add(
-				    cells,
-				    cli_bench_cell(cli_bench_find(samples, "guest-cpu-busy", "kind",
-				                                  "softirq", NULL, NULL),
-				                   1.0, 1));
-				g_ptr_array_add(
-				    cells,
-				    cli_bench_cell(cli_bench_find(samples, "guest-cpu-busy", "kind",
-				                                  "system", NULL, NULL),
-				                   1.0, 1));
-				g_ptr_array_add(
-				    cells, cli_bench_cell(cli_bench_find(samples, "tcp-retransmits",
-				                                         NULL, NULL, NULL, NULL),
-				                          1.0, 0));
-			} else {
-				for (guint k = 0; k < 4; k++)
-					g_ptr_array_add(cells, g_strdup(""));
-			}
-			first = FALSE;
+			g_ptr_array_add(cells,
+			                cli_bench_cell(cli_bench_find(samples, "tcp-retransmits",
+			                                              NULL, NULL, NULL, NULL),
+			                               1.0, 0));
 			g_ptr_array_add(cells, NULL);
 			cli_table_add_rowv(table, (const char *const *)cells->pdata);
+			n_rows++;
 		}
+		if (n_rows > 1)
+			shared = TRUE;
 	}
+	if (shared)
+		g_string_append(notes,
+		                "both directions ran at once: CPU % and RETRANS cover the whole "
+		                "transfer (the same on each row)\n");
 }
 
 /* The guests that are not ok, as the default table shows them. */
@@ -421,6 +419,7 @@ GString *cli_bench_view_render_text(const CliResults *results, const char *test,
 	GString *out = g_string_new(NULL);
 	g_autoptr(CliTable) table = NULL;
 	g_autoptr(GString) notes = g_string_new(NULL);
+	g_autoptr(GString) net_notes = g_string_new(NULL);
 	const char *title = NULL;
 
 	if (g_strcmp0(test, "aes") == 0) {
@@ -441,13 +440,14 @@ GString *cli_bench_view_render_text(const CliResults *results, const char *test,
 		        "% of all CPUs and TCP retransmits during the transfer\n";
 		table = cli_table_new("GUEST", "DIRECTION", "STREAMS", "Mbit/s", "MB/s", "CPU %",
 		                      "SOFTIRQ %", "SYSTEM %", "RETRANS", NULL);
-		cli_bench_render_net(results, table);
+		cli_bench_render_net(results, table, net_notes);
 	}
 	if (table != NULL && cli_table_get_n_rows(table) > 0) {
 		g_string_append(out, title);
 		cli_table_render(table, color, out);
 		if (notes->len > 0)
 			g_string_append_printf(out, "unavailable:\n%s", notes->str);
+		g_string_append_len(out, net_notes->str, net_notes->len);
 	}
 	cli_bench_render_errors(results, out, color);
 	return out;

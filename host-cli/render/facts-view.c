@@ -190,16 +190,20 @@ static void table_memory(GString *out, const CliFactsMemory *memory)
 	}
 }
 
-static void table_clock_steal(GString *out, const CliFacts *facts)
+static void table_clocksource(GString *out, const CliFactsClocksource *clock)
 {
-	const CliFactsSteal *steal = &facts->steal;
-	g_autofree char *current = fmt_string(&facts->clocksource.current);
-	g_autofree char *avail = fmt_strv(&facts->clocksource.available);
+	g_autofree char *current = fmt_string(&clock->current);
+	g_autofree char *avail = fmt_strv(&clock->available);
 	g_autofree char *cline = g_strdup_printf("%s (available: %s)", current, avail);
+
+	table_line(out, "clocksource", cline);
+}
+
+static void table_steal(GString *out, const CliFactsSteal *steal)
+{
 	g_autofree char *window = fmt_int_unit(&steal->window_ms, "ms");
 	g_autofree char *sline = NULL;
 
-	table_line(out, "clocksource", cline);
 	if (cli_fact_ok(&steal->percent.fact))
 		sline = g_strdup_printf("%.1f %% over %s", steal->percent.value, window);
 	else
@@ -264,7 +268,8 @@ static void table_net(GString *out, const CliFactsList *net)
 	}
 }
 
-void cli_facts_view_table(GString *out, const char *guest, const CliFacts *facts, gboolean color)
+void cli_facts_view_table(GString *out, const char *guest, const CliFacts *facts,
+                          CliFactsSections sections, gboolean color)
 {
 	g_autofree char *pretty = fmt_string(&facts->os.pretty_name);
 	g_autofree char *kernel = fmt_string(&facts->os.kernel_release);
@@ -278,12 +283,20 @@ void cli_facts_view_table(GString *out, const char *guest, const CliFacts *facts
 	if (color)
 		g_string_append(out, CLI_COLOR_RESET);
 	g_string_append_c(out, '\n');
-	table_cpu(out, &facts->cpu, color);
-	table_memory(out, &facts->memory);
-	table_clock_steal(out, facts);
-	table_block(out, &facts->block);
-	table_net(out, &facts->net);
-	table_line(out, "os", osline);
+	if (sections & CLI_FACTS_SECTION_CPU)
+		table_cpu(out, &facts->cpu, color);
+	if (sections & CLI_FACTS_SECTION_MEMORY)
+		table_memory(out, &facts->memory);
+	if (sections & CLI_FACTS_SECTION_CLOCKSOURCE)
+		table_clocksource(out, &facts->clocksource);
+	if (sections & CLI_FACTS_SECTION_STEAL)
+		table_steal(out, &facts->steal);
+	if (sections & CLI_FACTS_SECTION_BLOCK)
+		table_block(out, &facts->block);
+	if (sections & CLI_FACTS_SECTION_NET)
+		table_net(out, &facts->net);
+	if (sections & CLI_FACTS_SECTION_OS)
+		table_line(out, "os", osline);
 	table_line(out, "agent", agent);
 	if (n_errors > 0) {
 		g_autofree char *line = g_strdup_printf("%u member%s could not be read (see audit)",
@@ -295,7 +308,7 @@ void cli_facts_view_table(GString *out, const char *guest, const CliFacts *facts
 void cli_facts_render_table(GString *out, const char *guest, JsonObject *facts, gboolean color)
 {
 	g_autoptr(CliFacts) model = cli_facts_new(facts);
-	cli_facts_view_table(out, guest, model, color);
+	cli_facts_view_table(out, guest, model, CLI_FACTS_SECTION_ALL, color);
 }
 
 /* CSV */
@@ -450,7 +463,8 @@ static void csv_net(GString *out, const char *guest, const CliFactsList *net)
 	}
 }
 
-void cli_facts_view_csv_rows(GString *out, const char *guest, const CliFacts *facts)
+void cli_facts_view_csv_rows(GString *out, const char *guest, const CliFacts *facts,
+                             CliFactsSections sections)
 {
 	const CliFactsSteal *steal = &facts->steal;
 	CliCsvPlace at_clock = { out, guest, "clocksource", "" };
@@ -458,24 +472,34 @@ void cli_facts_view_csv_rows(GString *out, const char *guest, const CliFacts *fa
 	CliCsvPlace at_os = { out, guest, "os", "" };
 	CliCsvPlace at_agent = { out, guest, "agent", "" };
 
-	csv_cpu(out, guest, &facts->cpu);
-	csv_memory(out, guest, &facts->memory);
-	csv_string(&at_clock, "current", &facts->clocksource.current);
-	csv_strv(&at_clock, "available", &facts->clocksource.available);
-	csv_double(&at_steal, "percent", &steal->percent);
-	csv_int(&at_steal, "window_ms", &steal->window_ms);
-	csv_int(&at_steal, "steal_ticks", &steal->steal_ticks);
-	csv_int(&at_steal, "total_ticks", &steal->total_ticks);
-	csv_int(&at_steal, "user_hz", &steal->user_hz);
-	csv_block(out, guest, &facts->block);
-	csv_net(out, guest, &facts->net);
-	csv_string(&at_os, "kernel_release", &facts->os.kernel_release);
-	csv_string(&at_os, "pretty_name", &facts->os.pretty_name);
+	if (sections & CLI_FACTS_SECTION_CPU)
+		csv_cpu(out, guest, &facts->cpu);
+	if (sections & CLI_FACTS_SECTION_MEMORY)
+		csv_memory(out, guest, &facts->memory);
+	if (sections & CLI_FACTS_SECTION_CLOCKSOURCE) {
+		csv_string(&at_clock, "current", &facts->clocksource.current);
+		csv_strv(&at_clock, "available", &facts->clocksource.available);
+	}
+	if (sections & CLI_FACTS_SECTION_STEAL) {
+		csv_double(&at_steal, "percent", &steal->percent);
+		csv_int(&at_steal, "window_ms", &steal->window_ms);
+		csv_int(&at_steal, "steal_ticks", &steal->steal_ticks);
+		csv_int(&at_steal, "total_ticks", &steal->total_ticks);
+		csv_int(&at_steal, "user_hz", &steal->user_hz);
+	}
+	if (sections & CLI_FACTS_SECTION_BLOCK)
+		csv_block(out, guest, &facts->block);
+	if (sections & CLI_FACTS_SECTION_NET)
+		csv_net(out, guest, &facts->net);
+	if (sections & CLI_FACTS_SECTION_OS) {
+		csv_string(&at_os, "kernel_release", &facts->os.kernel_release);
+		csv_string(&at_os, "pretty_name", &facts->os.pretty_name);
+	}
 	csv_string(&at_agent, "agent_version", &facts->agent_version);
 }
 
 void cli_facts_render_csv_rows(GString *out, const char *guest, JsonObject *facts)
 {
 	g_autoptr(CliFacts) model = cli_facts_new(facts);
-	cli_facts_view_csv_rows(out, guest, model);
+	cli_facts_view_csv_rows(out, guest, model, CLI_FACTS_SECTION_ALL);
 }

@@ -13,13 +13,25 @@
 #define CLI_REPORT_MARGIN_LEFT 92.0
 #define CLI_REPORT_MARGIN_TOP 36.0
 #define CLI_REPORT_MARGIN_RIGHT 16.0
-/* values spanning this factor or more get a log axis */
+/* values spanning this factor (two decades) or more get a log axis, others a linear one from 0 */
 #define CLI_REPORT_LOG_SPAN 100.0
+/*
+ * Legend text is 12px; what a character takes at most in common sans fonts
+ * (DejaVu Sans digits 7.6 px, capitals and m, w up to 10.5), 12 for a wide one.
+ */
+#define CLI_REPORT_LEGEND_CHAR 7.7
+#define CLI_REPORT_LEGEND_BROAD 10.5
+#define CLI_REPORT_LEGEND_WIDE 12.0
+#define CLI_REPORT_LEGEND_LINE 18.0
+#define CLI_REPORT_LEGEND_SWATCH 16.0
+#define CLI_REPORT_LEGEND_GAP 18.0
 
 typedef struct {
 	gboolean log;
 	double lo; /* linear: value; log: log10(value) */
 	double hi;
+	double vmin, vmax; /* the values drawn */
+	double top;        /* y of the plot's top edge: below the legend and the axis note */
 } CliReportScale;
 
 static double cli_report_nice_step(double range, guint ticks)
@@ -39,8 +51,8 @@ static double cli_report_nice_step(double range, guint ticks)
 
 static CliReportScale cli_report_scale(CliComparison *cmp, guint first, guint end)
 {
-	CliReportScale scale = { FALSE, 0, 1 };
-	double vmin = INFINITY, vmax = -INFINITY;
+	CliReportScale scale = { .log = FALSE, .lo = 0, .hi = 1, .top = CLI_REPORT_MARGIN_TOP };
+	double vmin = INFINITY, vmax = -INFINITY, wmax = -INFINITY;
 	gboolean all_positive = TRUE;
 	gboolean any = FALSE;
 
@@ -52,23 +64,27 @@ static CliReportScale cli_report_scale(CliComparison *cmp, guint first, guint en
 				continue;
 			any = TRUE;
 			vmin = MIN(vmin, cell->value);
-			vmax = MAX(vmax, cell->value + (cell->n_runs > 1 ? cell->stddev : 0));
+			vmax = MAX(vmax, cell->value);
+			/* whiskers get room on a linear axis; they do not choose the axis */
+			wmax = MAX(wmax, cell->value + (cell->n_runs > 1 ? cell->stddev : 0));
 			if (!(cell->value > 0))
 				all_positive = FALSE;
 		}
 	}
 	if (!any)
 		return scale;
+	scale.vmin = vmin;
+	scale.vmax = vmax;
 	if (all_positive && vmax / vmin >= CLI_REPORT_LOG_SPAN) {
 		scale.log = TRUE;
 		scale.lo = floor(log10(vmin));
-		scale.hi = ceil(log10(vmax));
+		scale.hi = ceil(log10(wmax));
 		if (scale.hi <= scale.lo)
 			scale.hi = scale.lo + 1;
 		return scale;
 	}
 	{
-		double lo = MIN(0, vmin), hi = MAX(0, vmax);
+		double lo = MIN(0, vmin), hi = MAX(0, wmax);
 		double step;
 		if (hi == lo)
 			hi = lo + 1;
@@ -89,7 +105,93 @@ static double cli_report_y(const CliReportScale *scale, double v)
 	else
 		t = (v - scale->lo) / (scale->hi - scale->lo);
 	t = CLAMP(t, 0, 1);
-	return CLI_REPORT_MARGIN_TOP + CLI_REPORT_PLOT_HEIGHT * (1 - t);
+	return scale->top + CLI_REPORT_PLOT_HEIGHT * (1 - t);
+}
+
+/*
+ * label cut in the middle to at most max_chars characters, keeping its head
+ * and its tail (where run ids and names differ: "...-bench-aes-2"); the full
+ * label stays in the item's tooltip.
+ */
+static char *cli_report_abbreviate(const char *label, glong max_chars)
+{
+	glong len = g_utf8_strlen(label, -1);
+	glong head, tail;
+	g_autofree char *first = NULL;
+
+	if (len <= max_chars)
+		return g_strdup(label);
+	max_chars = MAX(max_chars, 3);
+	tail = (max_chars - 1) / 2;
+	head = max_chars - 1 - tail;
+	first = g_utf8_substring(label, 0, head);
+	return g_strconcat(first, "…", g_utf8_offset_to_pointer(label, len - tail), NULL);
+}
+
+static double cli_report_text_width(const char *text)
+{
+	double w = 0;
+
+	for (const char *p = text; *p != '\0'; p = g_utf8_next_char(p)) {
+		gunichar c = g_utf8_get_char(p);
+
+		if (g_unichar_iswide(c))
+			w += CLI_REPORT_LEGEND_WIDE;
+		else if (g_unichar_isupper(c) || c == 'm' || c == 'w')
+			w += CLI_REPORT_LEGEND_BROAD;
+		else
+			w += CLI_REPORT_LEGEND_CHAR;
+	}
+	return w;
+}
+
+static double cli_report_legend_width(const char *text)
+{
+	return CLI_REPORT_LEGEND_SWATCH + cli_report_text_width(text);
+}
+
+/*
+ * The legend, one item per column, wrapped onto as many lines as the chart's
+ * width needs; returns the y below its last line. A label wider than a whole
+ * line is abbreviated in the middle.
+ */
+static double cli_report_append_legend(GString *out, CliComparison *cmp, double width)
+{
+	double left = 8, right = width - CLI_REPORT_MARGIN_RIGHT;
+	double x = left, y = 8;
+	glong max_chars =
+	    (glong)((right - left - CLI_REPORT_LEGEND_SWATCH) / CLI_REPORT_LEGEND_CHAR);
+
+	for (guint c = 0; c < cmp->columns->len; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+		glong fit = max_chars;
+		g_autofree char *text = cli_report_abbreviate(col->label, fit);
+		double w = cli_report_legend_width(text);
+
+		/* wide characters take more room: cut further until the label fits a line */
+		while (w > right - left && fit > 3) {
+			g_free(text);
+			text = cli_report_abbreviate(col->label, --fit);
+			w = cli_report_legend_width(text);
+		}
+
+		if (x > left && x + w > right) {
+			x = left;
+			y += CLI_REPORT_LEGEND_LINE;
+		}
+		g_string_append(out, "<g class=\"legenditem\"><title>");
+		cli_report_escape(out, col->label);
+		g_string_append_printf(out,
+		                       "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"12\" "
+		                       "height=\"12\" fill=\"%s\"/><text class=\"legend\" "
+		                       "x=\"%.1f\" y=\"%.1f\">",
+		                       x, y, cli_report_color(c), x + CLI_REPORT_LEGEND_SWATCH,
+		                       y + 10);
+		cli_report_escape(out, text);
+		g_string_append(out, "</text></g>");
+		x += w + CLI_REPORT_LEGEND_GAP;
+	}
+	return y + CLI_REPORT_LEGEND_LINE;
 }
 
 void cli_report_append_chart(GString *out, CliComparison *cmp, guint first, guint end)
@@ -105,11 +207,12 @@ void cli_report_append_chart(GString *out, CliComparison *cmp, guint first, guin
 	double bottom;
 	double width = CLI_REPORT_MARGIN_LEFT + plot_w + CLI_REPORT_MARGIN_RIGHT;
 	double height;
-	double base_y = CLI_REPORT_MARGIN_TOP + CLI_REPORT_PLOT_HEIGHT;
+	double base_y;
 	double x0 = CLI_REPORT_MARGIN_LEFT + (plot_w - n_groups * group_w) / 2;
 	CliReportScale scale;
 	double zero_y;
-	double legend_x = CLI_REPORT_MARGIN_LEFT;
+	double legend_end;
+	g_autoptr(GString) legend = g_string_new(NULL);
 
 	/* slanted group labels when one would not fit under its bars (about 6.5 px a char) */
 	for (guint g = 0; g < n_groups; g++) {
@@ -118,9 +221,13 @@ void cli_report_append_chart(GString *out, CliComparison *cmp, guint first, guin
 			rotate = TRUE;
 	}
 	scale = cli_report_scale(cmp, first, end);
+	legend_end = cli_report_append_legend(legend, cmp, width);
+	/* the axis note on the line below the legend, then the plot */
+	scale.top = legend_end + CLI_REPORT_LEGEND_LINE + 8;
+	base_y = scale.top + CLI_REPORT_PLOT_HEIGHT;
 	zero_y = cli_report_y(&scale, scale.log ? pow(10, scale.lo) : MAX(0, scale.lo));
 	bottom = rotate ? 100 : 44;
-	height = CLI_REPORT_MARGIN_TOP + CLI_REPORT_PLOT_HEIGHT + bottom;
+	height = base_y + bottom;
 
 	g_string_append_printf(out,
 	                       "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
@@ -131,18 +238,17 @@ void cli_report_append_chart(GString *out, CliComparison *cmp, guint first, guin
 	                         cmp->by == CLI_COMPARE_BY_GUEST ? "guest" : "run");
 	g_string_append(out, "</title>");
 
-	/* legend along the top */
-	for (guint c = 0; c < n_series; c++) {
-		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
-		g_string_append_printf(out,
-		                       "<rect x=\"%.1f\" y=\"8\" width=\"12\" height=\"12\" "
-		                       "fill=\"%s\"/><text class=\"legend\" x=\"%.1f\" y=\"18\">",
-		                       legend_x, cli_report_color(c), legend_x + 16);
-		cli_report_escape(out, col->label);
-		g_string_append(out, "</text>");
-		/* a rough advance: about 7 px per character of the label */
-		legend_x += 16 + 7.0 * MIN(g_utf8_strlen(col->label, -1), 40) + 18;
+	g_string_append_len(out, legend->str, legend->len);
+	/* which axis, said in words: a log axis makes large differences look small */
+	g_string_append_printf(out, "<text class=\"axisnote\" x=\"%.1f\" y=\"%.1f\">",
+	                       CLI_REPORT_MARGIN_LEFT, legend_end + 10);
+	if (scale.log) {
+		g_string_append_printf(out, "log axis: the values span %.0fx, over two decades",
+		                       scale.vmax / scale.vmin);
+	} else {
+		g_string_append(out, scale.lo < 0 ? "linear axis" : "linear axis from 0");
 	}
+	g_string_append(out, "</text>");
 
 	/* grid and ticks */
 	if (scale.log) {
@@ -182,13 +288,12 @@ void cli_report_append_chart(GString *out, CliComparison *cmp, guint first, guin
 	g_string_append_printf(out,
 	                       "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
 	                       "y2=\"%.1f\"/>",
-	                       CLI_REPORT_MARGIN_LEFT, CLI_REPORT_MARGIN_LEFT,
-	                       CLI_REPORT_MARGIN_TOP, base_y);
+	                       CLI_REPORT_MARGIN_LEFT, CLI_REPORT_MARGIN_LEFT, scale.top, base_y);
 	/* y axis title, rotated */
 	g_string_append_printf(out,
 	                       "<text class=\"atitle\" transform=\"translate(14 %.1f) "
 	                       "rotate(-90)\" text-anchor=\"middle\">",
-	                       CLI_REPORT_MARGIN_TOP + CLI_REPORT_PLOT_HEIGHT / 2);
+	                       scale.top + CLI_REPORT_PLOT_HEIGHT / 2);
 	cli_report_escape_printf(out, "%s%s%s", head->unit, scale.log ? " (log scale)" : "",
 	                         head->lower_is_better ? ", lower is better" : "");
 	g_string_append(out, "</text>");

@@ -38,6 +38,7 @@ static const char cli_report_css[] =
     "svg .glabel{font-size:11px;fill:#222}"
     "svg .atitle{font-size:12px;fill:#222}"
     "svg .legend{font-size:12px;fill:#222}"
+    "svg .axisnote{font-size:11px;fill:#555;font-style:italic}"
     "svg .missing{font-size:12px;fill:#999}"
     "svg .errbar{stroke:#222;stroke-width:1}"
     ".swatch{display:inline-block;width:.8em;height:.8em;margin-right:.3em;"
@@ -294,7 +295,7 @@ static char *cli_report_fact_params(const CliFacts *facts, JsonObject *params)
 	members = json_object_get_members(params);
 	for (GList *l = members; l != NULL; l = l->next) {
 		g_autofree char *value =
-		    gb_json_to_string(json_object_get_member(params, l->data), NULL);
+		    cli_format_json_value(json_object_get_member(params, l->data));
 		g_string_append_printf(str, "%s%s=%s", str->len > 0 ? "\n" : "",
 		                       (const char *)l->data, value);
 	}

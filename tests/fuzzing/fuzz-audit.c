@@ -83,11 +83,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (summary_json == NULL)
 		abort();
 	if (facts != NULL) {
-		cli_facts_view_table(view, "guest", model, FALSE);
+		cli_facts_view_table(view, "guest", model, CLI_FACTS_SECTION_ALL, FALSE);
 		fuzz_audit_check_text(view);
 		g_string_truncate(view, 0);
 		cli_facts_render_csv_header(view);
-		cli_facts_view_csv_rows(view, "guest", model);
+		cli_facts_view_csv_rows(view, "guest", model, CLI_FACTS_SECTION_ALL);
 		if (!g_utf8_validate(view->str, (gssize)view->len, NULL))
 			abort();
 	}

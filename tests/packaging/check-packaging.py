@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -730,6 +731,208 @@ def check_audit_run(service, wrapper):
             stop(procs)
     return finish(problems)
 
+# ---- README -----------------------------------------------------------------
+
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
+
+
+def readme_blocks(text):
+    """[(language, body, offset)] of the fenced blocks, in order."""
+    return [(m.group(1), m.group(2), m.start()) for m in FENCE.finditer(text)]
+
+
+def readme_shell_lines(body):
+    """The commands of a sh block: comments and blank lines dropped."""
+    lines = []
+    for line in body.splitlines():
+        line = re.sub(r"\s+#.*$", "", line).strip()
+        if line and not line.startswith("#"):
+            lines.append(line)
+    return lines
+
+
+def readme_cli_options(cli, line, commands, cache, problems):
+    """The long options a guestbench command line uses must exist for its command."""
+    words = line.split()
+    cmd = next((w for w in words[1:] if w in commands), None)
+    if cmd is None:
+        problems.append(f"README: no known command in {line!r}")
+        return
+    if cmd not in cache:
+        cache[cmd] = help_options(run([cli, cmd, "--help"]).stdout)
+    for w in words[1:]:
+        opt = w.split("=")[0]
+        if opt.startswith("--") and opt not in cache[cmd]:
+            problems.append(f"README: {line!r}: guestbench {cmd} has no option {opt}")
+
+
+def readme_outputs(text):
+    """{command: [output lines]} from the '$ guestbench ...' samples of text blocks."""
+    samples = {}
+    for lang, body, _ in readme_blocks(text):
+        if lang != "text":
+            continue
+        current = None
+        for line in body.splitlines():
+            if line.startswith("$ "):
+                current = re.sub(r"\s+#.*$", "", line[2:]).split()[1]
+                samples.setdefault(current, [])
+            elif current is not None and line.strip():
+                samples[current].append(line)
+    return samples
+
+
+def shape(line):
+    """A line with its numbers as N and its runs of blanks as one."""
+    return " ".join(re.sub(r"\d+(\.\d+)?", "N", line).split())
+
+
+def readme_static_problems(text, root, cli, agent):
+    """The first block is the two scripts, which exist; every option shown exists."""
+    problems = []
+    blocks = readme_blocks(text)
+    # The first block: exactly scripts/demo and scripts/test, both there and executable.
+    first = readme_shell_lines(blocks[0][1]) if blocks else []
+    if [l.split()[0] for l in first] != ["scripts/demo", "scripts/test"]:
+        problems.append(f"README's first block is not scripts/demo and scripts/test: {first}")
+    for script in ("scripts/demo", "scripts/test"):
+        if not os.access(os.path.join(root, script), os.X_OK):
+            problems.append(f"README: {script} is missing or not executable")
+
+    commands = help_commands(run([cli, "--help"]).stdout)
+    agent_opts = help_options(run([agent, "--help"]).stdout)
+    cache = {}
+    for lang, body, _ in blocks:
+        if lang != "sh":
+            continue
+        for line in readme_shell_lines(body):
+            words = line.split()
+            if words[0] in ("guestbench", "build/host-cli/guestbench"):
+                readme_cli_options(cli, line, commands, cache, problems)
+            elif words[0] in ("guestbench-agent", "build/agent/guestbench-agent"):
+                for w in words[1:]:
+                    opt = w.split("=")[0]
+                    if opt.startswith("-") and opt != "&" and opt not in agent_opts and \
+                            opt not in agent_opts.values():
+                        problems.append(f"README: guestbench-agent has no option {opt}")
+
+    return problems
+
+
+def check_readme(readme):
+    """README starts with the two scripts; its quick start runs as written against the real
+    binaries, its samples have the shape of what they print, and every option it shows exists."""
+    cli = os.environ["GB_CLI"]
+    agent = os.environ["GB_AGENT"]
+    root = os.path.dirname(os.path.abspath(readme))
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    problems = []
+    blocks = readme_blocks(text)
+
+    commands = help_commands(run([cli, "--help"]).stdout)
+
+    # The quick start, run as written: the agent in the background, then each command.
+    head = text.find("## Try it without a VM")
+    quick = next((b for lang, b, at in blocks if lang == "sh" and at > head), None) \
+        if head >= 0 else None
+    if quick is None:
+        problems.append("README has no '## Try it without a VM' with a sh block")
+        return finish(problems)
+    outputs = {}
+    with tempfile.TemporaryDirectory(prefix="gb-readme-") as tmp:
+        env = dict(os.environ, HOME=tmp, XDG_DATA_HOME=os.path.join(tmp, "data"))
+        procs = []
+        try:
+            for line in readme_shell_lines(quick):
+                line = line.replace("/tmp/gb", tmp)
+                words = line.split()
+                if words[0] == "meson":
+                    continue  # the build: meson test has done it
+                if words[:2] == ["mkdir", "-p"]:
+                    for d in words[2:]:
+                        os.makedirs(d, exist_ok=True)
+                elif words[0] == "build/agent/guestbench-agent" and words[-1] == "&":
+                    p = subprocess.Popen([agent] + words[1:-1], stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                    procs.append(p)
+                    sock = words[words.index("-p") + 1]
+                    deadline = time.monotonic() + 10
+                    while not os.path.exists(sock) and p.poll() is None and \
+                            time.monotonic() < deadline:
+                        time.sleep(0.02)
+                    if not os.path.exists(sock):
+                        problems.append(f"README: the agent did not listen: {line}")
+                        return finish(problems)
+                elif words[0] == "build/host-cli/guestbench":
+                    proc = subprocess.run([cli] + words[1:], capture_output=True, text=True,
+                                          timeout=120, env=env)
+                    cmd = next(w for w in words[1:] if w in commands)
+                    # audit exits 1 for a FAIL finding on this machine: that is an answer too
+                    if proc.returncode not in ((0, 1) if cmd == "audit" else (0,)):
+                        problems.append(f"README: {line} exited {proc.returncode}: "
+                                        f"{proc.stderr.strip()}")
+                    outputs[cmd] = (proc.stdout + proc.stderr).replace(tmp, "/tmp/gb")\
+                        .splitlines()
+                elif words == ["kill", "%1"]:
+                    stop(procs)
+                else:
+                    problems.append(f"README: the quick start has a line this check does "
+                                    f"not know how to run: {line}")
+        finally:
+            stop(procs)
+
+    if problems:
+        return finish(problems)
+    rules = {l.split()[0] for l in run([cli, "audit", "--list-rules"]).stdout.splitlines() if l}
+    problems += readme_sample_problems(text, outputs, rules)
+    problems += readme_static_problems(text, root, cli, agent)
+
+    # Each check above must see drift, or it could pass blindly.
+    drifts = {
+        "the first block": text.replace("scripts/demo ", "scripts/dmeo ", 1),
+        "an option": text.replace("aes --seconds 1", "aes --secnds 1"),
+        "the bench header": text.replace("The 'numbers' are in 1000s", "The numbers are in 1000s"),
+        "an audit rule": text.replace("NOTE  DISK-SCHEDULER", "NOTE  DISK-SCHEDULING"),
+        "a facts label": text.replace("  clocksource  kvm", "  clock        kvm"),
+        "a ping header": text.replace("GUEST            STATUS", "GUEST            STATE"),
+    }
+    for what, drifted in drifts.items():
+        if drifted == text:
+            problems.append(f"README self-check: {what} could not be changed")
+        elif not (readme_sample_problems(drifted, outputs, rules) or
+                  readme_static_problems(drifted, root, cli, agent)):
+            problems.append(f"README self-check: a changed {what} went unnoticed")
+    return finish(problems)
+
+
+def readme_sample_problems(text, outputs, rules):
+    """The samples have the shape of what the commands printed here (outputs)."""
+    problems = []
+    samples = readme_outputs(text)
+    for cmd in ("ping", "facts", "audit", "bench", "results"):
+        if cmd not in samples or not samples[cmd]:
+            problems.append(f"README shows no output of {cmd}")
+    if problems:
+        return problems
+    # the same lines, numbers aside ("saved:" names a path of the machine that ran it)
+    for cmd in ("ping", "bench", "results"):
+        real = {shape(l) for l in outputs[cmd]}
+        for line in samples[cmd]:
+            if not line.startswith("saved: ") and shape(line) not in real:
+                problems.append(f"README: {cmd} sample line {line!r} is not what it prints")
+    real_labels = {l.split()[0] for l in outputs["facts"] if l.startswith("  ")}
+    for line in samples["facts"]:
+        if line.startswith("  ") and line.split()[0] not in real_labels | {"disk", "nic", "numa"}:
+            problems.append(f"README: facts sample label {line.split()[0]!r} is not printed")
+    for line in samples["audit"]:
+        if not line.startswith(" "):
+            fields = line.split()
+            if len(fields) < 3 or fields[1] not in ("PASS", "NOTE", "WARN", "FAIL") or \
+                    fields[2] not in rules:
+                problems.append(f"README: audit sample line {line!r} has no level and rule")
+    return problems
+
 
 CHECKS = {
     "man-agent": check_man_agent,
@@ -742,6 +945,7 @@ CHECKS = {
     "audit-units": check_audit_units,
     "prom-rules": check_prom_rules,
     "audit-run": check_audit_run,
+    "readme": check_readme,
 }
 
 if __name__ == "__main__":

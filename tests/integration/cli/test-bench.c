@@ -380,6 +380,42 @@ static void test_net_guest_listen(void)
 	check_net(run->out, "connect", TRUE, TRUE);
 }
 
+/* Both directions at once: each row carries the transfer's CPU % and retransmits. */
+static void test_net_both_table(void)
+{
+	guint port = gb_test_free_port();
+	g_autofree char *listen = g_strdup_printf("127.0.0.1:%u", port);
+	g_autoptr(CliRun) run =
+	    cli_run("bench", "net", "--host-listen", listen, "--seconds", "1", "--omit", "0",
+	            "--direction", "both", "--no-save", sock, NULL);
+	g_auto(GStrv) lines = NULL;
+	guint rows = 0;
+
+	g_assert_cmpint(run->status, ==, 0);
+	g_test_message("%s", run->out);
+	lines = g_strsplit(run->out, "\n", -1);
+	for (guint i = 0; lines[i] != NULL; i++) {
+		g_auto(GStrv) cells = NULL;
+
+		if (!g_str_has_prefix(lines[i], sock))
+			continue;
+		cells = g_strsplit_set(lines[i], " ", -1);
+		{
+			/* GUEST DIRECTION STREAMS Mbit/s MB/s CPU% SOFTIRQ% SYSTEM% RETRANS */
+			g_autoptr(GPtrArray) words = g_ptr_array_new();
+			for (guint k = 0; cells[k] != NULL; k++)
+				if (cells[k][0] != '\0')
+					g_ptr_array_add(words, cells[k]);
+			g_assert_cmpuint(words->len, ==, 9);
+			for (guint k = 5; k < 9; k++)
+				g_assert_true(g_ascii_isdigit(((char *)words->pdata[k])[0]));
+		}
+		rows++;
+	}
+	g_assert_cmpuint(rows, ==, 2);
+	g_assert_nonnull(strstr(run->out, "both directions ran at once"));
+}
+
 static void test_net_host_listen(void)
 {
 	guint port = gb_test_free_port();
@@ -396,6 +432,7 @@ static void test_net_host_listen(void)
 	g_assert_cmpint(table->status, ==, 0);
 	g_assert_nonnull(strstr(table->out, "Mbit/s"));
 	g_assert_nonnull(strstr(table->out, "host-to-guest"));
+	g_assert_null(strstr(table->out, "ran at once"));
 }
 
 /* The agent runs one benchmark at a time: the CLI shows its refusal for that guest. */
@@ -659,6 +696,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/bench/mem", test_mem);
 	g_test_add_func("/bench/net/guest-listen", test_net_guest_listen);
 	g_test_add_func("/bench/net/host-listen", test_net_host_listen);
+	g_test_add_func("/bench/net/both-table", test_net_both_table);
 	g_test_add_func("/bench/busy", test_busy);
 	g_test_add_func("/bench/sigint", test_sigint);
 	g_test_add_func("/bench/save", test_save);

@@ -243,8 +243,28 @@ def main():
         res = doc["guests"][0]["result"]
         check("facts --sections", "cpu" in res and "os" in res and "block" not in res, list(res))
         r = cli("facts", "--sections", "cpu,nonsense", tuned)
-        check("facts unknown section: guest error, exit 3",
-              r.returncode == 3 and "nonsense" in r.stdout + r.stderr, r.stdout + r.stderr)
+        check("facts unknown section: usage error naming it and the known ones",
+              r.returncode == 2 and "unknown section 'nonsense'" in r.stderr
+              and "known: cpu, memory, clocksource, steal, block, net, os" in r.stderr
+              and r.stdout == "", r.stdout + r.stderr)
+        # sections not asked for are not shown at all, in any format
+        r = cli("--color", "never", "facts", "--sections", "steal", tuned)
+        labels = [line.split()[0] for line in r.stdout.splitlines()[1:] if line.strip()]
+        check("facts --sections steal: text shows steal only",
+              r.returncode == 0 and labels[:2] == ["steal", "agent"]
+              and set(labels[2:]) <= {"errors"} and "cpu" not in r.stdout, r.stdout)
+        r = cli("--format", "json", "facts", "--sections", "steal", tuned)
+        res = json.loads(r.stdout)["guests"][0]["result"]
+        check("facts --sections steal: json has steal only",
+              r.returncode == 0 and sorted(res) == ["agent_version", "errors", "steal"], list(res))
+        r = cli("--format", "csv", "facts", "--sections", "steal,os", tuned)
+        sections = {row[1] for row in list(csv.reader(io.StringIO(r.stdout)))[1:]}
+        check("facts --sections steal,os: csv rows of those only",
+              r.returncode == 0 and sections == {"steal", "os", "agent"}, r.stdout)
+        r = cli("--color", "never", "facts", tuned)
+        check("facts without --sections: every section",
+              all(("\n  %s " % k) in r.stdout for k in
+                  ("cpu", "memory", "clocksource", "steal", "disk", "nic", "os")), r.stdout)
         r = cli("facts", "--sections", "cpu,,os", tuned)
         check("facts empty section: usage error", r.returncode == 2, r.stderr)
         r = cli("facts", "--steal-window", "99999", tuned)

@@ -75,6 +75,41 @@ def expected_bars(args, files):
     return sum(1 for row in doc["rows"] for v in row["values"] if v is not None)
 
 
+# Run in the page (a copy of the report with this script added): every legend item and axis
+# note must lie inside its chart, as Chromium lays the text out.
+FIT_SCRIPT = """<script>
+window.addEventListener('load', function () {
+  var bad = [], n = 0;
+  document.querySelectorAll('svg').forEach(function (svg) {
+    var w = svg.viewBox.baseVal.width;
+    svg.querySelectorAll('text.legend, text.axisnote').forEach(function (t) {
+      var b = t.getBBox();
+      n++;
+      if (b.x < 0 || b.x + b.width > w + 0.5)
+        bad.push(t.textContent + ' [' + b.x.toFixed(1) + '+' + b.width.toFixed(1) + ' > ' + w + ']');
+    });
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'gbfit';
+  pre.textContent = 'checked ' + n + '; outside: ' + JSON.stringify(bad);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def check_fit(name, html, tmp):
+    """Loads html with FIT_SCRIPT in Chromium; every legend and axis note fits its chart."""
+    page = open(html, encoding="utf-8").read().replace("</body>", FIT_SCRIPT + "</body>")
+    probe = os.path.join(tmp, name + "-fit.html")
+    with open(probe, "w", encoding="utf-8") as f:
+        f.write(page)
+    rc, dom, err = run_chromium(["--dump-dom", "file://" + probe], tmp)
+    m = re.search(r'<pre id="gbfit">checked (\d+); outside: (.*?)</pre>', dom, re.S)
+    ok(rc == 0 and m is not None and int(m.group(1)) > 0 and m.group(2) == "[]",
+       "%s: legends and axis notes lie inside their charts (%s)"
+       % (name, m.group(0) if m else "no result"))
+
+
 def main():
     if not os.access(CHROMIUM, os.X_OK):
         print("1..0 # SKIP %s not installed (scripts/deps installs chromium)" % CHROMIUM)
@@ -118,6 +153,26 @@ def main():
                 for f in (html, shot):
                     if os.path.exists(f):
                         shutil.copy(f, keep)
+            if name in ("disk-mismatch", "net-by-guest"):
+                check_fit(name, html, tmp)
+
+        # run ids as labels (what 'report RUN RUN' shows): whole in the legend, inside the chart
+        runs = os.path.join(tmp, "runs")
+        os.makedirs(runs)
+        labels = ["2026-12-03T23-11-19Z-bench-aes", "2026-12-03T23-11-19Z-bench-aes-2",
+                  "2026-12-03T23-11-19Z-bench-aes-3-a-longer-label"]
+        for label, src in zip(labels, ["kvm64.json", "host.json", "host.json"]):
+            shutil.copy(os.path.join(DATA, src), os.path.join(runs, label + ".json"))
+        html = os.path.join(tmp, "run-labels.html")
+        res = subprocess.run([CLI, "report"] + [l + ".json" for l in labels] + ["-o", html],
+                             cwd=runs, capture_output=True, timeout=60)
+        if ok(res.returncode == 0, "run-labels: report written (%s)" % res.stderr.decode()):
+            page = open(html, encoding="utf-8").read()
+            for label in labels:
+                ok(re.search(r'<text class="legend"[^>]*>%s(\.json)?</text>' % re.escape(label),
+                             page),
+                   "run-labels: the legend shows %s whole" % label)
+            check_fit("run-labels", html, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("1..%d" % n_test)

@@ -4,6 +4,7 @@
 #include "analysis/units.h"
 #include "render/facts-view.h"
 #include "render/escape.h"
+#include "gb-error.h"
 #include "gb-json.h"
 
 static JsonNode *load_fixture(const char *name)
@@ -327,6 +328,46 @@ static void test_csv(void)
 	}
 }
 
+/* Sections not asked for are not shown at all; the ones asked, missing or not, are. */
+static void test_sections(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("tuned-host.json");
+	g_autoptr(CliFacts) model = cli_facts_new(json_node_get_object(node));
+	g_autoptr(CliFacts) empty = cli_facts_new(NULL);
+	g_autoptr(GString) table = g_string_new(NULL);
+	g_autoptr(GString) csv = g_string_new(NULL);
+	g_autoptr(GString) missing = g_string_new(NULL);
+	g_autoptr(GError) error = NULL;
+	CliFactsSections sections = 0;
+
+	g_assert_true(cli_facts_sections_parse(NULL, &sections, &error));
+	g_assert_cmpint(sections, ==, CLI_FACTS_SECTION_ALL);
+	g_assert_true(cli_facts_sections_parse(" os,steal", &sections, &error));
+	g_assert_no_error(error);
+	g_assert_cmpint(sections, ==, CLI_FACTS_SECTION_OS | CLI_FACTS_SECTION_STEAL);
+	g_assert_false(cli_facts_sections_parse("cpu,disk", &sections, &error));
+	g_assert_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+	g_assert_cmpstr(error->message, ==,
+	                "unknown section 'disk' (known: cpu, memory, clocksource, steal, block, "
+	                "net, os)");
+	g_clear_error(&error);
+	g_assert_false(cli_facts_sections_parse("cpu,,os", &sections, &error));
+	g_assert_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+	g_clear_error(&error);
+
+	cli_facts_view_table(table, "g", model, CLI_FACTS_SECTION_STEAL, FALSE);
+	g_assert_cmpstr(table->str, ==,
+	                "g\n  steal        0.4 % over 200 ms\n  agent        0.1.0\n");
+	cli_facts_view_csv_rows(csv, "g", model, CLI_FACTS_SECTION_OS);
+	g_assert_null(strstr(csv->str, ",cpu,"));
+	g_assert_null(strstr(csv->str, ",steal,"));
+	assert_contains(csv->str, "g,os,,kernel_release,6.1.0-18-cloud-amd64\n");
+	assert_contains(csv->str, "g,agent,,agent_version,");
+	/* asked for and absent from the reply: unknown, as before */
+	cli_facts_view_table(missing, "g", empty, CLI_FACTS_SECTION_BLOCK, FALSE);
+	g_assert_cmpstr(missing->str, ==, "g\n  disks        unknown\n  agent        unknown\n");
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -341,5 +382,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/facts-view/null-and-empty", test_null_and_empty);
 	g_test_add_func("/facts-view/huge", test_huge);
 	g_test_add_func("/facts-view/csv", test_csv);
+	g_test_add_func("/facts-view/sections", test_sections);
 	return g_test_run();
 }

@@ -5,6 +5,7 @@
 
 #include "guestbench-protocol.h"
 
+#include "analysis/units.h"
 #include "render/report.h"
 
 typedef struct {
@@ -236,6 +237,232 @@ static void test_report_chart_log(void)
 	g_assert_null(strstr(svg->str, "inf"));
 }
 
+/* A document of one guest "g" with test "t", params, and metric "m" per label k. */
+static char *chart_doc(const char *params, const double *values, guint n, double stddev)
+{
+	GString *doc = g_string_new(NULL);
+
+	g_string_append_printf(doc,
+	                       "{\"guestbench\": \"0\", \"command\": \"bench\", \"guests\": "
+	                       "[{\"name\": \"g\", \"status\": \"ok\", \"result\": {\"test\": "
+	                       "\"t\", \"params\": %s, \"metrics\": [",
+	                       params);
+	for (guint i = 0; i < n; i++) {
+		char v[G_ASCII_DTOSTR_BUF_SIZE], sd[G_ASCII_DTOSTR_BUF_SIZE];
+
+		g_ascii_dtostr(v, sizeof(v), values[i]);
+		g_ascii_dtostr(sd, sizeof(sd), stddev);
+		g_string_append_printf(doc,
+		                       "%s{\"metric\": \"m\", \"unit\": \"B/s\", \"value\": %s, "
+		                       "\"labels\": {\"k\": \"%u\"}",
+		                       i > 0 ? "," : "", v, i);
+		if (stddev > 0)
+			g_string_append_printf(
+			    doc, ", \"mean\": %s, \"stddev\": %s, \"runs\": [%s, %s, %s]", v, sd, v,
+			    v, v);
+		g_string_append_c(doc, '}');
+	}
+	g_string_append(doc, "]}}]}");
+	return g_string_free(doc, FALSE);
+}
+
+static CliComparison *chart_cmp(const char *label_a, const char *doc_a, const char *label_b,
+                                const char *doc_b)
+{
+	g_autoptr(CliComparison) cmp = cli_comparison_new(CLI_COMPARE_BY_DOCUMENT);
+	g_autoptr(GError) error = NULL;
+
+	g_assert_true(
+	    cli_comparison_add_data(cmp, "a.json", label_a, doc_a, strlen(doc_a), &error));
+	g_assert_true(
+	    cli_comparison_add_data(cmp, "b.json", label_b, doc_b, strlen(doc_b), &error));
+	g_assert_true(cli_comparison_compute(cmp, &error));
+	g_assert_no_error(error);
+	return g_steal_pointer(&cmp);
+}
+
+/* Parameters read as typed: 0.3, not 0.29999999999999999, in the page and its warning. */
+static void test_report_params(void)
+{
+	const double v[] = { 5, 6 };
+	g_autofree char *a = chart_doc("{\"seconds\": 0.3, \"sizes\": [16, 64], \"cipher\": "
+	                               "\"aes-128-gcm\", \"ratio\": 0.1}",
+	                               v, 2, 0);
+	g_autofree char *b = chart_doc("{\"seconds\": 0.2, \"sizes\": [16, 64], \"cipher\": "
+	                               "\"aes-128-gcm\", \"ratio\": 1e-7}",
+	                               v, 2, 0);
+	g_autoptr(CliComparison) cmp = chart_cmp("a", a, "b", b);
+	g_autoptr(GString) html = cli_report_render_html(cmp);
+	g_autofree char *text = check_html(cmp, html);
+	const struct {
+		const char *json;
+		const char *text;
+	} cases[] = {
+		{ "0.3", "0.3" },
+		{ "0.1", "0.1" },
+		{ "1e-7", "1e-07" },
+		{ "2.5", "2.5" },
+		{ "16", "16" },
+		{ "3.0", "3" },
+		{ "[0.3, 1]", "[0.3,1]" },
+		{ "\"x\"", "\"x\"" },
+		{ "true", "true" },
+		{ "0.30000000000000004", "0.30000000000000004" },
+		{ "1e300", "1e+300" },
+	};
+
+	g_test_message("%s", text);
+	g_assert_nonnull(strstr(text, "seconds=0.3sizes=[16,64]"));
+	g_assert_nonnull(strstr(text, "t seconds: a=0.3 b=0.2"));
+	g_assert_nonnull(strstr(text, "t ratio: a=0.1 b=1e-07"));
+	g_assert_nonnull(strstr(text, "sizes=[16,64]"));
+	g_assert_null(strstr(text, "0.2999"));
+	g_assert_null(strstr(text, "0.2000"));
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autoptr(JsonNode) node =
+		    gb_json_parse(cases[i].json, strlen(cases[i].json), &error);
+		g_autofree char *got = NULL;
+
+		g_assert_no_error(error);
+		got = cli_format_json_value(node);
+		g_assert_cmpstr(got, ==, cases[i].text);
+	}
+}
+
+/* The x and y of every legend item, and its text. */
+static GPtrArray *legend_items(const char *svg, GArray *xs, GArray *ys)
+{
+	GPtrArray *texts = g_ptr_array_new_with_free_func(g_free);
+
+	for (const char *p = svg; (p = strstr(p, "<text class=\"legend\" x=\"")) != NULL;) {
+		double x, y;
+		const char *start, *stop;
+
+		p += strlen("<text class=\"legend\" x=\"");
+		x = g_ascii_strtod(p, NULL);
+		p = strstr(p, "y=\"") + 3;
+		y = g_ascii_strtod(p, NULL);
+		start = strchr(p, '>') + 1;
+		stop = strstr(start, "</text>");
+		g_array_append_val(xs, x);
+		g_array_append_val(ys, y);
+		g_ptr_array_add(texts, g_strndup(start, stop - start));
+	}
+	return texts;
+}
+
+static double svg_width(const char *svg)
+{
+	const char *p = strstr(svg, "width=\"");
+	g_assert_nonnull(p);
+	return g_ascii_strtod(p + strlen("width=\""), NULL);
+}
+
+/* Legends show whole labels, wrapped onto lines inside the chart; overlong ones keep both ends. */
+static void test_report_legend(void)
+{
+	const double v[] = { 5, 6 };
+	const char *la = "2026-12-03T23-11-19Z-bench-aes";
+	const char *lb = "2026-12-03T23-11-19Z-bench-aes-2";
+	g_autofree char *doc = chart_doc("{}", v, 2, 0);
+	g_autoptr(CliComparison) cmp = chart_cmp(la, doc, lb, doc);
+	g_autoptr(GString) svg = g_string_new(NULL);
+	g_autoptr(GArray) xs = g_array_new(FALSE, FALSE, sizeof(double));
+	g_autoptr(GArray) ys = g_array_new(FALSE, FALSE, sizeof(double));
+	g_autoptr(GPtrArray) texts = NULL;
+	g_autoptr(GString) long_a = g_string_new("head-");
+	g_autoptr(GString) long_svg = g_string_new(NULL);
+	g_autoptr(CliComparison) long_cmp = NULL;
+	g_autoptr(GPtrArray) long_texts = NULL;
+	double width;
+
+	cli_report_append_chart(svg, cmp, 0, cmp->rows->len);
+	texts = legend_items(svg->str, xs, ys);
+	width = svg_width(svg->str);
+	g_assert_cmpuint(texts->len, ==, 2);
+	g_assert_cmpstr(g_ptr_array_index(texts, 0), ==, la);
+	g_assert_cmpstr(g_ptr_array_index(texts, 1), ==, lb);
+	for (guint i = 0; i < texts->len; i++) {
+		/* 7 px a character is wider than DejaVu Sans at 12 px */
+		double right =
+		    g_array_index(xs, double, i) + 7.0 * strlen(g_ptr_array_index(texts, i));
+		g_assert_cmpfloat(right, <=, width);
+	}
+	/* side by side without overlapping, or the second on a line of its own */
+	if (g_array_index(ys, double, 1) == g_array_index(ys, double, 0))
+		g_assert_cmpfloat(g_array_index(xs, double, 1), >=,
+		                  g_array_index(xs, double, 0) + 7.0 * strlen(la));
+	else
+		g_assert_cmpfloat(g_array_index(ys, double, 1), >, g_array_index(ys, double, 0));
+
+	/* two that do not fit on one line: the second wraps below the first */
+	{
+		g_autofree char *wa = g_strnfill(45, 'a');
+		g_autofree char *wb = g_strnfill(45, 'b');
+		g_autoptr(CliComparison) wide = chart_cmp(wa, doc, wb, doc);
+		g_autoptr(GString) wide_svg = g_string_new(NULL);
+		g_autoptr(GPtrArray) wide_texts = NULL;
+
+		cli_report_append_chart(wide_svg, wide, 0, wide->rows->len);
+		g_array_set_size(xs, 0);
+		g_array_set_size(ys, 0);
+		wide_texts = legend_items(wide_svg->str, xs, ys);
+		g_assert_cmpstr(g_ptr_array_index(wide_texts, 0), ==, wa);
+		g_assert_cmpstr(g_ptr_array_index(wide_texts, 1), ==, wb);
+		g_assert_cmpfloat(g_array_index(ys, double, 1), >, g_array_index(ys, double, 0));
+		g_assert_cmpfloat(g_array_index(xs, double, 1), ==, g_array_index(xs, double, 0));
+		for (guint i = 0; i < 2; i++)
+			g_assert_cmpfloat(g_array_index(xs, double, i) + 7.0 * 45, <=,
+			                  svg_width(wide_svg->str));
+	}
+
+	/* a label longer than a line: cut in the middle, the whole in the item's title */
+	for (guint i = 0; i < 30; i++)
+		g_string_append(long_a, "0123456789");
+	g_string_append(long_a, "-tail");
+	long_cmp = chart_cmp(long_a->str, doc, "b", doc);
+	cli_report_append_chart(long_svg, long_cmp, 0, long_cmp->rows->len);
+	g_array_set_size(xs, 0);
+	g_array_set_size(ys, 0);
+	long_texts = legend_items(long_svg->str, xs, ys);
+	g_assert_true(g_str_has_prefix(g_ptr_array_index(long_texts, 0), "head-"));
+	g_assert_true(g_str_has_suffix(g_ptr_array_index(long_texts, 0), "-tail"));
+	g_assert_nonnull(strstr(g_ptr_array_index(long_texts, 0), "…"));
+	g_assert_cmpfloat(g_array_index(xs, double, 0) +
+	                      7.0 * g_utf8_strlen(g_ptr_array_index(long_texts, 0), -1),
+	                  <=, svg_width(long_svg->str));
+	g_assert_nonnull(strstr(long_svg->str, long_a->str));
+	g_assert_cmpstr(g_ptr_array_index(long_texts, 1), ==, "b");
+}
+
+/* Within two decades: a linear axis from 0, said in the chart; beyond: log, said too. */
+static void test_report_axis(void)
+{
+	const double near[] = { 10, 900 };
+	const double far[] = { 10, 1000 };
+	g_autofree char *near_doc = chart_doc("{}", near, 2, 0);
+	/* a whisker reaching past 1000 does not make the axis log */
+	g_autofree char *near_sd = chart_doc("{}", near, 2, 400);
+	g_autofree char *far_doc = chart_doc("{}", far, 2, 0);
+	g_autoptr(CliComparison) lin = chart_cmp("a", near_doc, "b", near_sd);
+	g_autoptr(CliComparison) lg = chart_cmp("a", far_doc, "b", far_doc);
+	g_autoptr(GString) lin_svg = g_string_new(NULL);
+	g_autoptr(GString) log_svg = g_string_new(NULL);
+
+	cli_report_append_chart(lin_svg, lin, 0, lin->rows->len);
+	cli_report_append_chart(log_svg, lg, 0, lg->rows->len);
+	g_test_message("%s\n%s", lin_svg->str, log_svg->str);
+	g_assert_nonnull(strstr(lin_svg->str, "<text class=\"axisnote\""));
+	g_assert_nonnull(strstr(lin_svg->str, ">linear axis from 0</text>"));
+	g_assert_nonnull(strstr(lin_svg->str, "text-anchor=\"end\">0.00 B/s</text>"));
+	g_assert_null(strstr(lin_svg->str, "log"));
+	g_assert_nonnull(strstr(log_svg->str, ">log axis: the values span 100x, over two "
+	                                      "decades</text>"));
+	g_assert_nonnull(strstr(log_svg->str, "B/s (log scale)"));
+	g_assert_null(strstr(log_svg->str, "linear axis"));
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -245,5 +472,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/report/runs", test_report_runs);
 	g_test_add_func("/report/hostile", test_report_hostile);
 	g_test_add_func("/report/chart-log", test_report_chart_log);
+	g_test_add_func("/report/params", test_report_params);
+	g_test_add_func("/report/legend", test_report_legend);
+	g_test_add_func("/report/axis", test_report_axis);
 	return g_test_run();
 }
