@@ -225,6 +225,7 @@ const CliCommand cli_cmd_discover = {
 	.summary = "Find libvirt domains with a guestbench channel; print an inventory",
 	.description = CLI_DISCOVER_DESCRIPTION,
 	.prepare = cli_discover_prepare,
+	.common_options = CLI_OPTIONS_LIBVIRT,
 	.render_text = cli_discover_render_text,
 	.run = cli_discover_run,
 };

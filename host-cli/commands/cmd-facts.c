@@ -455,6 +455,15 @@ gboolean cli_audit_prepare(CliApp *app, GPtrArray *args, GError **error)
 	return TRUE;
 }
 
+/* The sections of gb-get-facts, for completing --sections. */
+static const char *const cli_facts_sections[] = { "cpu",   "memory", "clocksource", "steal",
+	                                          "block", "net",    "os",          NULL };
+
+static const CliCompletion cli_facts_completions[] = {
+	{ "sections", CLI_COMPLETE_LIST, cli_facts_sections },
+	{ NULL },
+};
+
 const GOptionEntry cli_facts_entries[] = {
 	{ "sections", 0, 0, G_OPTION_ARG_STRING, &cli_facts_opt_sections,
 	  "Only these fact sections (comma list of cpu, memory, clocksource, steal, block, net, "
@@ -479,6 +488,7 @@ const CliCommand cli_cmd_facts = {
 	.summary = "What each guest sees: CPU, memory, NUMA, clock, disks, NICs, OS",
 	.description = CLI_FACTS_DESCRIPTION,
 	.entries = cli_facts_entries,
+	.completions = cli_facts_completions,
 	.prepare = cli_facts_prepare,
 	.start = cli_facts_start,
 	.render_text = cli_facts_render_text,
@@ -492,6 +502,8 @@ const CliCommand cli_cmd_audit = {
 	.summary = "PASS/NOTE/WARN/FAIL findings with the fix for each; exit 1 on any FAIL",
 	.description = CLI_AUDIT_DESCRIPTION,
 	.entries = cli_audit_entries,
+	.common_options =
+	    CLI_OPTIONS_TARGETS | CLI_OPTIONS_HOSTS | CLI_OPTIONS_QMP | CLI_OPTIONS_SYSROOT,
 	.prepare = cli_audit_prepare,
 	.start = cli_audit_start,
 	.render_text = cli_audit_render_text,

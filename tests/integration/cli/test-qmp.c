@@ -291,7 +291,7 @@ static void test_real_collect_async(Qemu *q, gconstpointer data)
 		               q->sock,
 		               "--timeout",
 		               "10",
-		               "ping",
+		               "audit",
 		               "unix:/nonexistent/agent.sock",
 		               NULL };
 	CliApp *app;

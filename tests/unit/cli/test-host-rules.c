@@ -553,6 +553,33 @@ static void test_check_cli(void)
 	}
 	g_clear_pointer(&out, g_free);
 	g_clear_pointer(&err, g_free);
+	/* prom, as node_exporter reads it: each finding and the worst level (3: FAIL) */
+	{
+		const char *argv[] = { cli,    "host-check", "--host-sysroot", root, "--format",
+			               "prom", NULL };
+		g_auto(GStrv) lines = NULL;
+		guint n_findings = 0;
+
+		g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+		                           &out, &err, &status, &error));
+		g_assert_no_error(error);
+		g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+		g_assert_cmpstr(err, ==, "");
+		g_assert_true(g_str_has_prefix(out, "# HELP guestbench_host_check_finding "));
+		g_assert_nonnull(strstr(out,
+		                        "guestbench_host_check_finding{rule=\"HOST-KVM-DEVICE\","
+		                        "level=\"FAIL\",subject=\"/dev/kvm\"} 1\n"));
+		g_assert_true(g_str_has_suffix(out, "\nguestbench_host_check_worst_level 3\n"));
+		lines = g_strsplit(out, "\n", -1);
+		for (guint i = 0; lines[i] != NULL && lines[i][0] != '\0'; i++) {
+			g_assert_true(lines[i][0] == '#' ||
+			              g_str_has_prefix(lines[i], "guestbench_host_check_"));
+			n_findings += g_str_has_prefix(lines[i], "guestbench_host_check_finding{");
+		}
+		g_assert_cmpuint(n_findings, >=, 5);
+	}
+	g_clear_pointer(&out, g_free);
+	g_clear_pointer(&err, g_free);
 	/* usage errors: targets, a sysroot that is not a directory, csv */
 	{
 		const char *argv1[] = { cli, "host-check", "unix:/x", NULL };
@@ -591,10 +618,10 @@ static void test_qmp_option(void)
 	g_autoptr(CliApp) app2 = cli_app_new();
 	g_autoptr(CliApp) app3 = cli_app_new();
 	g_autoptr(GError) error = NULL;
-	const char *argv1[] = { "guestbench", "--qmp", "/run/q.sock", "ping", "unix:/a", NULL };
-	const char *argv2[] = { "guestbench", "ping",    "--qmp", "/run/q.sock",
+	const char *argv1[] = { "guestbench", "--qmp", "/run/q.sock", "audit", "unix:/a", NULL };
+	const char *argv2[] = { "guestbench", "audit",   "--qmp", "/run/q.sock",
 		                "unix:/a",    "unix:/b", NULL };
-	const char *argv3[] = { "guestbench", "ping", "--qmp=", "unix:/a", NULL };
+	const char *argv3[] = { "guestbench", "audit", "--qmp=", "unix:/a", NULL };
 	CliGuest *guest;
 
 	g_assert_true(cli_app_parse(app, argv1, &error));
