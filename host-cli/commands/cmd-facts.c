@@ -470,7 +470,9 @@ const GOptionEntry cli_facts_entries[] = {
 	  "os)",
 	  "LIST" },
 	{ "steal-window", 0, 0, G_OPTION_ARG_INT, &cli_facts_opt_steal_ms,
-	  "Sample steal time over MS milliseconds (0..5000; default 200)", "MS" },
+	  "Wait MS ms and measure steal time over them (0..5000; 0: since boot). Default: "
+	  "no wait, since the agent's previous sample (at start-up or an earlier request)",
+	  "MS" },
 	{ NULL }
 };
 
