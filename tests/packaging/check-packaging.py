@@ -111,6 +111,30 @@ def man_tags(lines):
     return tags
 
 
+FORMATS = ("table", "json", "csv", "prom", "html")
+
+
+def help_formats(text):
+    """The formats on the '--format' line of a command's --help."""
+    line = next((l for l in text.splitlines() if l.strip().startswith("--format=")), "")
+    return {w for w in re.findall(r"[a-z]+", line.split("Output format:")[-1]) if w in FORMATS}
+
+
+def man_command_entries(lines):
+    """{command: its COMMANDS entry as plain text}, from the .TP tags."""
+    entries = {}
+    current = None
+    for i, line in enumerate(lines):
+        if line.split()[:1] == [".TP"] and i + 1 < len(lines):
+            words = troff_plain(lines[i + 1]).split()
+            current = words[0] if words else None
+            entries.setdefault(current, [])
+            continue
+        if current is not None:
+            entries[current].append(troff_plain(line))
+    return {c: " ".join(t) for c, t in entries.items()}
+
+
 def man_option_tags(lines):
     """{long: short-or-None} from the OPTIONS section's tags."""
     opts = {}
@@ -149,6 +173,27 @@ def groff_clean(path, problems):
         problems.append(f"{path}: groff warns: {proc.stderr.strip()}")
 
 
+def man_renders_clean(path, problems):
+    """The page as man(1) renders it for a reader: no warning (-ww: every kind, unlike
+    --warnings=all, which leaves out undefined macros), no @VARIABLE@ left."""
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    for left in sorted(set(re.findall(r"@[A-Za-z_]+@", source))):
+        problems.append(f"{path}: {left} was left unsubstituted")
+    if shutil.which("man") is None:
+        problems.append("man not found: scripts/deps installs man-db")
+        return
+    env = dict(os.environ, MANWIDTH="80", MAN_KEEP_FORMATTING="", LC_ALL="C.UTF-8",
+               MANPAGER="cat", PAGER="cat")
+    proc = subprocess.run(["man", "--warnings=w", "-l", path], capture_output=True,
+                          text=True, timeout=60, env=env)
+    if proc.returncode != 0 or proc.stderr.strip():
+        problems.append(f"{path}: man --warnings: exit {proc.returncode}: {proc.stderr.strip()}")
+    rendered = re.sub(r".\x08", "", proc.stdout)
+    for left in sorted(set(re.findall(r"@[A-Za-z_]+@", rendered))):
+        problems.append(f"{path}: man shows {left}")
+
+
 def finish(problems):
     for p in problems:
         print(p, file=sys.stderr)
@@ -174,6 +219,7 @@ def check_man_agent(man):
         problems.append(f"exit codes: --help {sorted(codes)}, man page {sorted(documented)}")
     man_version_ok(man, version, problems)
     groff_clean(man, problems)
+    man_renders_clean(man, problems)
     return finish(problems)
 
 
@@ -201,11 +247,22 @@ def check_man_cli(man):
     compare_options("guestbench", global_opts, man_opts, problems)
     with open(man, encoding="utf-8") as f:
         page = "\n".join(troff_plain(l) for l in f.read().splitlines())
+    entries = man_command_entries(secs.get("COMMANDS", []))
     for c in commands:
         proc = run([cli, c, "--help"], check=False)
         if proc.returncode != 0:
             problems.append(f"guestbench {c} --help exited {proc.returncode}: {proc.stderr.strip()}")
             continue
+        # The formats: what the command's help offers is what its entry names.
+        offered = help_formats(proc.stdout)
+        named = {f for f in ("csv", "prom", "html")
+                 if re.search(rf"(?<![\w.-]){f}(?![\w-])", entries.get(c, ""))}
+        if not offered:
+            problems.append(f"guestbench {c} --help names no formats")
+        for f in sorted(named - offered):
+            problems.append(f"the man page names format {f} for {c}, which its --help does not")
+        for f in sorted(offered - named - {"table", "json"}):
+            problems.append(f"guestbench {c} --help offers --format {f}, its man entry does not")
         for lopt in help_options(proc.stdout):
             if lopt not in global_opts and not re.search(re.escape(lopt) + r"\b", page):
                 problems.append(f"guestbench {c}: {lopt} is not in the man page")
@@ -218,6 +275,7 @@ def check_man_cli(man):
         problems.append(f"exit codes: --help {sorted(codes)}, man page {sorted(documented_codes)}")
     man_version_ok(man, version, problems)
     groff_clean(man, problems)
+    man_renders_clean(man, problems)
     return finish(problems)
 
 
@@ -384,6 +442,19 @@ def check_selftest():
                             ".TP", ".BR \\-\\-color =\\fIWHEN\\fR"])
     if tags != {"--output": "-o", "--color": None}:
         problems.append(f"man_option_tags: {tags}")
+    # man_renders_clean sees a leftover variable and a page troff warns about
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text, want in (
+                ("left.1", '.TH X 1\n.SH NAME\nx \\- y\n.SH FILES\n@DOCDIR@/x\n', "@DOCDIR@"),
+                ("warn.1", ".TH X 1\n.SH NAME\nx \\- y\n.SH BAD\n.XX undefined\n", "warn"),
+                ("ok.1", ".TH X 1\n.SH NAME\nx \\- y\n", None)):
+            page = os.path.join(tmp, name)
+            with open(page, "w", encoding="utf-8") as f:
+                f.write(text)
+            found = []
+            man_renders_clean(page, found)
+            if (want is None) != (not found) or (want and want not in " ".join(found)):
+                problems.append(f"man_renders_clean on {name}: {found}")
     return finish(problems)
 
 
