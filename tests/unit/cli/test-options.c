@@ -348,6 +348,64 @@ static void test_options_not_applying(void)
 	}
 }
 
+/* Whether command (NULL: the common options) has a long option name that takes a value. */
+static gboolean has_value_option(const CliCommand *command, const char *name)
+{
+	g_autoptr(GArray) entries = cli_app_get_option_entries(command);
+
+	for (guint i = 0; i < entries->len; i++) {
+		const GOptionEntry *e = &g_array_index(entries, GOptionEntry, i);
+
+		if (g_strcmp0(e->long_name, name) == 0)
+			return e->arg != G_OPTION_ARG_NONE &&
+			       (e->flags & G_OPTION_FLAG_NO_ARG) == 0;
+	}
+	return FALSE;
+}
+
+static void check_completions(const CliCommand *command, const CliCompletion *rows)
+{
+	for (guint i = 0; rows != NULL && rows[i].kind != CLI_COMPLETE_NONE; i++) {
+		g_test_message("%s: %s", command != NULL ? command->name : "common",
+		               rows[i].option != NULL ? rows[i].option : "(operand)");
+		if (rows[i].option != NULL)
+			g_assert_true(has_value_option(command, rows[i].option));
+		if (rows[i].kind == CLI_COMPLETE_WORD || rows[i].kind == CLI_COMPLETE_LIST)
+			g_assert_true(rows[i].words != NULL && rows[i].words[0] != NULL);
+	}
+}
+
+/* What completion offers names options that exist, and the spec lists every command. */
+static void test_options_completions(void)
+{
+	guint n = 0;
+	const CliCommand *const *commands = cli_commands_get(&n);
+	g_autoptr(GError) error = NULL;
+	const char *spec_args[] = { "spec", NULL };
+	const char *bad_args[] = { "spec", "extra", NULL };
+	g_autofree char *spec = cli_complete_dump(spec_args, &error);
+	g_autofree char *bad = NULL;
+
+	check_completions(NULL, cli_app_get_common_completions());
+	for (guint i = 0; i < n; i++)
+		check_completions(commands[i], commands[i]->completions);
+	g_assert_no_error(error);
+	for (guint i = 0; i < n; i++) {
+		g_autofree char *line = g_strdup_printf("command\t%s\n", commands[i]->name);
+		g_assert_nonnull(strstr(spec, line));
+	}
+	g_assert_nonnull(strstr(spec, "operand\tbench\tword\taes,disk,mem,net\n"
+	                              "operand\tbench\ttarget\t-\n"));
+	g_assert_nonnull(
+	    strstr(spec, "option\tresults\t--format\t-\tvalue\tword\ttable,json,csv\n"));
+	g_assert_null(strstr(spec, "option\tresults\t--jobs"));
+	g_assert_nonnull(strstr(spec, "option\tping\t--jobs\t-j\tvalue\tnone\t-\n"));
+	g_assert_nonnull(strstr(spec, "option\tping\t--inventory\t-\tvalue\tfile\t-\n"));
+	bad = cli_complete_dump(bad_args, &error);
+	g_assert_null(bad);
+	g_assert_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -360,6 +418,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/cli/options/help-version", test_options_help_version);
 	g_test_add_func("/cli/options/help-per-command", test_options_help_per_command);
 	g_test_add_func("/cli/options/not-applying", test_options_not_applying);
+	g_test_add_func("/cli/options/completions", test_options_completions);
 	g_test_add_func("/cli/options/output-color", test_options_output_color);
 	return g_test_run();
 }
