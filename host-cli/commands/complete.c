@@ -24,6 +24,7 @@ static const char *const cli_complete_kinds[] = {
 	[CLI_COMPLETE_LIST] = "list",       [CLI_COMPLETE_FILE] = "file",
 	[CLI_COMPLETE_TARGET] = "target",   [CLI_COMPLETE_RUN] = "run",
 	[CLI_COMPLETE_COMMAND] = "command", [CLI_COMPLETE_FORMAT] = "word",
+	[CLI_COMPLETE_DOMAIN] = "domain",
 };
 
 static const CliCompletion *cli_complete_find(const CliCompletion *table, const char *option)

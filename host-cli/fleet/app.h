@@ -162,6 +162,7 @@ typedef enum {
 	CLI_COMPLETE_RUN,     /* a saved run's id (or a path) */
 	CLI_COMPLETE_COMMAND, /* a command name */
 	CLI_COMPLETE_FORMAT,  /* one of the formats the command writes */
+	CLI_COMPLETE_DOMAIN,  /* a libvirt domain of --libvirt-dir */
 } CliCompleteKind;
 
 typedef struct {

@@ -409,6 +409,8 @@ def check_completion(script):
             open(os.path.join(libvirt, name), "w").close()
         expect(f"{cli} --libvirt-dir {libvirt} audit libvirt:w", ["web1"])
         expect(f"{cli} audit --libvirt-dir={libvirt} libvirt:", ["web1", "db1"])
+        expect(f"{cli} discover --libvirt-dir {libvirt} ", ["web1", "db1"])
+        expect(f"{cli} --libvirt-dir={libvirt} discover web1 d", ["db1"])
         # Names with blanks or globs must not break the script.
         expect(f"{cli} ping unix:{tmp}/no*such", [])
 
