@@ -13,19 +13,6 @@
 #include "fleet/resolve.h"
 #include "fleet/runner.h"
 
-/* A format the command cannot render is a usage error, found before any guest is contacted. */
-static gboolean cli_app_check_format(CliApp *app, const CliCommand *command, GError **error)
-{
-	gboolean ok = (cli_command_get_formats(command) & CLI_FORMAT_BIT(app->opts.format)) != 0;
-
-	if (!ok) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "'%s' cannot write --format %s", command->name,
-		            cli_format_to_string(app->opts.format));
-	}
-	return ok;
-}
-
 /*
  * --failed-only filters what the guests' run (or merge) prints; Prometheus needs
  * every guest's series and the HTML report is of saved runs.
@@ -52,28 +39,6 @@ static gboolean cli_app_check_failed_only(CliApp *app, const CliCommand *command
 		return FALSE;
 	}
 	return TRUE;
-}
-
-/* --qmp names a monitor for the commands that read the host view; others would ignore it. */
-static gboolean cli_app_check_qmp(CliApp *app, const CliCommand *command, GError **error)
-{
-	g_autoptr(GString) users = NULL;
-	guint n_commands = 0;
-	const CliCommand *const *commands = NULL;
-
-	if (app->opts.qmp == NULL || command->host_view)
-		return TRUE;
-	users = g_string_new(NULL);
-	commands = cli_commands_get(&n_commands);
-	for (guint i = 0; i < n_commands; i++) {
-		if (commands[i]->host_view)
-			g_string_append_printf(users, "%s%s", users->len > 0 ? ", " : "",
-			                       commands[i]->name);
-	}
-	g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-	            "'%s' does not read the host view: --qmp applies only to %s", command->name,
-	            users->str);
-	return FALSE;
 }
 
 /* ---- options ------------------------------------------------------------------------- */
@@ -256,38 +221,18 @@ static gboolean cli_option_remaining_cb(const char *option_name, const char *val
 	return TRUE;
 }
 
-/* Callbacks, not arg_data: the entries stay static and write into the CliApp of the group. */
-static const GOptionEntry cli_common_entries[] = {
-	{ "format", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_format_cb,
-	  "Output format: table (default), json, csv, prom or html", "FORMAT" },
+/* What --format says in --help; replaced by the command's own formats (cli_app_translate). */
+static const char cli_format_summary[] = "Output format: table (default), json, csv, prom or html";
+
+/*
+ * Callbacks, not arg_data: the entries stay static and write into the CliApp of the group.
+ * One table per CliCommonOptions bit; a command's --help and parse get those it takes.
+ */
+static const GOptionEntry cli_general_entries[] = {
+	{ "format", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_format_cb, cli_format_summary,
+	  "FORMAT" },
 	{ "output", 'o', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_output_cb,
 	  "Write the output document to FILE (- for stdout; a regular file atomically)", "FILE" },
-	{ "jobs", 'j', 0, G_OPTION_ARG_CALLBACK, cli_option_jobs_cb,
-	  "Guests contacted at once (default 64, 1..10000)", "N" },
-	{ "timeout", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_timeout_cb,
-	  "Seconds per guest for connect, sync and reply (default 10)", "SECONDS" },
-	{ "qmp", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_host_cb,
-	  "audit: the QEMU monitor (QMP socket or libvirt:DOMAIN) of the single target", "PATH" },
-	{ "host-sysroot", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_host_cb,
-	  "Read host /proc and /sys under DIR (default /)", "DIR" },
-	{ "qga-agent", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_qga_agent_cb,
-	  "The agent binary inside qga: guests (default " GB_AGENT_DEFAULT_BINARY ")", "PATH" },
-	{ "deadline", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
-	  "Seconds for the whole run; guests not done time out, jobs cancelled", "SECONDS" },
-	{ "wait-busy", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_wait_busy_cb,
-	  "Wait up to SECONDS for a guest another guestbench is using (default 0)", "SECONDS" },
-	{ "inventory", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
-	  "Add the guests of an inventory file, like @FILE (repeatable)", "FILE" },
-	{ "tag", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
-	  "Only inventory guests with this tag (repeatable: any of them)", "TAG" },
-	{ "name", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
-	  "Only inventory guests whose name matches GLOB (repeatable: any)", "GLOB" },
-	{ "libvirt-dir", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
-	  "libvirt's live domain XML directory (default /run/libvirt/qemu)", "DIR" },
-	{ "hosts", '\0', 0, G_OPTION_ARG_CALLBACK, cli_remote_option_cb,
-	  "Run on these hypervisors over ssh and merge (repeatable)", "HOST,..." },
-	{ "host-jobs", '\0', 0, G_OPTION_ARG_CALLBACK, cli_remote_jobs_option_cb,
-	  "With --hosts: hypervisors contacted at once (default 16, 1..1000)", "N" },
 	{ "quiet", 'q', G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, cli_option_flag_cb,
 	  "No progress, notes or hints on stderr; the results are printed all the same", NULL },
 	{ "failed-only", '\0', G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, cli_option_flag_cb,
@@ -303,6 +248,102 @@ static const GOptionEntry cli_common_entries[] = {
 	{ G_OPTION_REMAINING, '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_remaining_cb, NULL, NULL },
 	{ NULL },
 };
+
+static const GOptionEntry cli_target_entries[] = {
+	{ "jobs", 'j', 0, G_OPTION_ARG_CALLBACK, cli_option_jobs_cb,
+	  "Guests contacted at once (default 64, 1..10000)", "N" },
+	{ "timeout", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_timeout_cb,
+	  "Seconds per guest for connect, sync and reply (default 10)", "SECONDS" },
+	{ "qga-agent", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_qga_agent_cb,
+	  "The agent binary inside qga: guests (default " GB_AGENT_DEFAULT_BINARY ")", "PATH" },
+	{ "deadline", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "Seconds for the whole run; guests not done time out, jobs cancelled", "SECONDS" },
+	{ "wait-busy", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_wait_busy_cb,
+	  "Wait up to SECONDS for a guest another guestbench is using (default 0)", "SECONDS" },
+	{ "inventory", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "Add the guests of an inventory file, like @FILE (repeatable)", "FILE" },
+	{ "tag", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "Only inventory guests with this tag (repeatable: any of them)", "TAG" },
+	{ "name", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "Only inventory guests whose name matches GLOB (repeatable: any)", "GLOB" },
+	{ NULL },
+};
+
+static const GOptionEntry cli_libvirt_entries[] = {
+	{ "libvirt-dir", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "libvirt's live domain XML directory (default /run/libvirt/qemu)", "DIR" },
+	{ NULL },
+};
+
+static const GOptionEntry cli_hosts_entries[] = {
+	{ "hosts", '\0', 0, G_OPTION_ARG_CALLBACK, cli_remote_option_cb,
+	  "Run on these hypervisors over ssh and merge (repeatable)", "HOST,..." },
+	{ "host-jobs", '\0', 0, G_OPTION_ARG_CALLBACK, cli_remote_jobs_option_cb,
+	  "With --hosts: hypervisors contacted at once (default 16, 1..1000)", "N" },
+	{ NULL },
+};
+
+static const GOptionEntry cli_qmp_entries[] = {
+	{ "qmp", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_host_cb,
+	  "audit: the QEMU monitor (QMP socket or libvirt:DOMAIN) of the single target", "PATH" },
+	{ NULL },
+};
+
+static const GOptionEntry cli_sysroot_entries[] = {
+	{ "host-sysroot", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_host_cb,
+	  "Read host /proc and /sys under DIR (default /)", "DIR" },
+	{ NULL },
+};
+
+/* Which commands get each table (general: every command), in --help order. */
+static const struct {
+	guint options; /* CliCommonOptions; 0 for every command */
+	const GOptionEntry *entries;
+} cli_common_tables[] = {
+	{ 0, cli_general_entries },
+	{ CLI_OPTIONS_TARGETS, cli_target_entries },
+	{ CLI_OPTIONS_TARGETS | CLI_OPTIONS_LIBVIRT, cli_libvirt_entries },
+	{ CLI_OPTIONS_QMP, cli_qmp_entries },
+	{ CLI_OPTIONS_SYSROOT, cli_sysroot_entries },
+	{ CLI_OPTIONS_HOSTS, cli_hosts_entries },
+};
+
+static const char *const cli_color_words[] = { "auto", "always", "never", NULL };
+
+/* Completion of the common options' values that their entries do not say. */
+static const CliCompletion cli_common_completions[] = {
+	{ "format", CLI_COMPLETE_FORMAT, NULL },
+	{ "color", CLI_COMPLETE_WORD, cli_color_words },
+	{ NULL },
+};
+
+/*
+ * The options command takes, NULL-terminated: its own, then the common ones
+ * it takes; command NULL: every common option.
+ */
+GArray *cli_app_get_option_entries(const CliCommand *command)
+{
+	GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
+	guint options = command != NULL ? cli_command_get_common_options(command) : G_MAXUINT;
+
+	for (guint i = 0;
+	     command != NULL && command->entries != NULL && command->entries[i].long_name != NULL;
+	     i++)
+		g_array_append_val(entries, command->entries[i]);
+	for (guint t = 0; t < G_N_ELEMENTS(cli_common_tables); t++) {
+		if (cli_common_tables[t].options != 0 &&
+		    (cli_common_tables[t].options & options) == 0)
+			continue;
+		for (guint i = 0; cli_common_tables[t].entries[i].long_name != NULL; i++)
+			g_array_append_val(entries, cli_common_tables[t].entries[i]);
+	}
+	return entries;
+}
+
+const CliCompletion *cli_app_get_common_completions(void)
+{
+	return cli_common_completions;
+}
 
 /*
  * Splits "-j4" and "-ofile" into two arguments as getopt would: GOption only
@@ -356,18 +397,38 @@ static const char *cli_closest(const char *word, GPtrArray *candidates)
 	return best_distance <= limit ? best : NULL;
 }
 
-/* Long option names: the common ones, and those of command when it is not NULL. */
+/* Long option names that command takes; command NULL: every common option. */
 static GPtrArray *cli_long_options(const CliCommand *command)
 {
+	g_autoptr(GArray) entries = cli_app_get_option_entries(command);
 	GPtrArray *names = g_ptr_array_new();
 
-	for (guint i = 0; cli_common_entries[i].long_name != NULL; i++)
-		g_ptr_array_add(names, (gpointer)cli_common_entries[i].long_name);
-	for (guint i = 0;
-	     command != NULL && command->entries != NULL && command->entries[i].long_name != NULL;
-	     i++)
-		g_ptr_array_add(names, (gpointer)command->entries[i].long_name);
+	for (guint i = 0; i < entries->len; i++) {
+		const GOptionEntry *e = &g_array_index(entries, GOptionEntry, i);
+
+		if (e->long_name[0] != '\0')
+			g_ptr_array_add(names, (gpointer)e->long_name);
+	}
 	return names;
+}
+
+/* The common option named "--long" or "-s" (the arg as given, "=VALUE" cut), or NULL. */
+static const GOptionEntry *cli_common_option(const char *arg)
+{
+	for (guint t = 0; t < G_N_ELEMENTS(cli_common_tables); t++) {
+		for (guint i = 0; cli_common_tables[t].entries[i].long_name != NULL; i++) {
+			const GOptionEntry *e = &cli_common_tables[t].entries[i];
+
+			if (e->long_name[0] == '\0')
+				continue;
+			if ((g_str_has_prefix(arg, "--") &&
+			     g_strcmp0(arg + 2, e->long_name) == 0) ||
+			    (arg[0] == '-' && arg[1] == e->short_name && arg[1] != '\0' &&
+			     arg[2] == '\0'))
+				return e;
+		}
+	}
+	return NULL;
 }
 
 /* Which command has the long option name (without "--"), or NULL. */
@@ -445,8 +506,23 @@ static void cli_add_option_hint(const CliCommand *command, GError *error)
 
 	if (error == NULL ||
 	    !g_error_matches(error, G_OPTION_ERROR, G_OPTION_ERROR_UNKNOWN_OPTION) ||
-	    !g_str_has_prefix(error->message, prefix))
+	    !g_str_has_prefix(error->message, "Unknown option -"))
 		return;
+	/* a common option this command does not take: say so, not "unknown" */
+	name = g_strdup(error->message + strlen("Unknown option "));
+	if ((eq = strchr(name, '=')) != NULL)
+		*eq = '\0';
+	if (command != NULL && cli_common_option(name) != NULL) {
+		char *msg = g_strdup_printf("%s does not apply to '%s' (see 'guestbench help %s')",
+		                            name, command->name, command->name);
+
+		g_free(error->message);
+		error->message = msg;
+		return;
+	}
+	if (!g_str_has_prefix(error->message, prefix))
+		return;
+	g_free(name);
 	name = g_strdup(error->message + strlen(prefix));
 	if ((eq = strchr(name, '=')) != NULL)
 		*eq = '\0';
@@ -488,19 +564,28 @@ static GPtrArray *cli_normalize_args(const char *const *argv)
 	return args;
 }
 
+/* Whether a common option entry takes a value. */
+static gboolean cli_entry_takes_value(const GOptionEntry *e)
+{
+	return e->arg != G_OPTION_ARG_NONE && (e->flags & G_OPTION_FLAG_NO_ARG) == 0;
+}
+
 /* Common options that take a value in the next argument (for finding the command). */
 static gboolean cli_option_takes_value(const char *arg)
 {
-	static const char *const long_names[] = {
-		"format",       "output",   "jobs",      "timeout",   "color", "qmp",
-		"host-sysroot", "deadline", "inventory", "tag",       "name",  "libvirt-dir",
-		"qga-agent",    "hosts",    "host-jobs", "wait-busy", NULL
-	};
+	const GOptionEntry *e;
 
 	if (arg[1] == '-')
-		return strchr(arg, '=') == NULL && g_strv_contains(long_names, arg + 2);
+		return strchr(arg, '=') == NULL && (e = cli_common_option(arg)) != NULL &&
+		       cli_entry_takes_value(e);
 	/* in a cluster like -qj GOption takes the value of j from the next argument */
-	return strchr(arg + 1, 'o') != NULL || strchr(arg + 1, 'j') != NULL;
+	for (const char *c = arg + 1; *c != '\0'; c++) {
+		char one[3] = { '-', *c, '\0' };
+
+		if ((e = cli_common_option(one)) != NULL && cli_entry_takes_value(e))
+			return TRUE;
+	}
+	return FALSE;
 }
 
 /* Index of the command word in args, or 0 when there is none. */
@@ -538,19 +623,74 @@ static char *cli_app_get_commands_text(void)
 	return g_string_free(str, FALSE);
 }
 
+#define CLI_EXIT_DESCRIPTION                                                       \
+	"Exit status: 0 all guests ok, 1 a FAIL finding, 2 usage error,\n"         \
+	"3 one or more guests unreachable, erroring or timed out,\n"               \
+	"4 one or more guests busy (another guestbench uses them), none failed,\n" \
+	"130 interrupted by SIGINT, 143 by SIGTERM."
+
 static const char cli_common_description[] =
     "Targets: unix:PATH or PATH (a socket), vsock:CID:PORT, libvirt:DOMAIN,\n"
     "qga:PATH (qemu-ga's socket: the agent runs through guest-exec),\n"
     "@FILE (an inventory: one [guest NAME] group per guest).\n"
     "Options may come before or after the command name.\n"
-    "\n"
-    "Exit status: 0 all guests ok, 1 a FAIL finding, 2 usage error,\n"
-    "3 one or more guests unreachable, erroring or timed out,\n"
-    "4 one or more guests busy (another guestbench uses them), none failed,\n"
-    "130 interrupted by SIGINT, 143 by SIGTERM.";
+    "\n" CLI_EXIT_DESCRIPTION;
+static const char cli_exit_description[] = "Options may come before or after the command name.\n"
+                                           "\n" CLI_EXIT_DESCRIPTION;
+
+/* "table (default), json or csv": the formats command writes, the default marked. */
+static char *cli_app_format_list(const CliCommand *command, gboolean mark_default)
+{
+	GString *str = g_string_new(NULL);
+	guint formats = cli_command_get_formats(command);
+	guint n = 0, shown = 0;
+
+	for (CliFormat f = CLI_FORMAT_TABLE; f <= CLI_FORMAT_HTML; f++)
+		n += (formats & CLI_FORMAT_BIT(f)) != 0;
+	for (CliFormat f = CLI_FORMAT_TABLE; f <= CLI_FORMAT_HTML; f++) {
+		if ((formats & CLI_FORMAT_BIT(f)) == 0)
+			continue;
+		if (shown > 0)
+			g_string_append(str, shown + 1 == n ? " or " : ", ");
+		g_string_append(str, cli_format_to_string(f));
+		if (mark_default && f == command->default_format)
+			g_string_append(str, n == 1 ? " (the only one)" : " (default)");
+		shown++;
+	}
+	return g_string_free(str, FALSE);
+}
+
+static char *cli_app_format_summary(const CliCommand *command)
+{
+	g_autofree char *list = cli_app_format_list(command, TRUE);
+
+	return g_strdup_printf("Output format: %s", list);
+}
+
+/* A format the command cannot render is a usage error, found before any guest is contacted. */
+static gboolean cli_app_check_format(CliApp *app, const CliCommand *command, GError **error)
+{
+	gboolean ok = (cli_command_get_formats(command) & CLI_FORMAT_BIT(app->opts.format)) != 0;
+
+	if (!ok) {
+		g_autofree char *formats = cli_app_format_list(command, FALSE);
+
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "'%s' cannot write --format %s (it writes %s)", command->name,
+		            cli_format_to_string(app->opts.format), formats);
+	}
+	return ok;
+}
+
+/* --help of one command: the --format line names the formats it writes (data). */
+static const char *cli_app_translate(const char *str, gpointer data)
+{
+	return str == cli_format_summary ? data : str;
+}
 
 static GOptionContext *cli_app_new_context(CliApp *app, const CliCommand *command)
 {
+	g_autoptr(GArray) entries = NULL;
 	GOptionContext *ctx;
 	GOptionGroup *group;
 
@@ -560,15 +700,22 @@ static GOptionContext *cli_app_new_context(CliApp *app, const CliCommand *comman
 	g_option_context_set_help_enabled(ctx, FALSE);
 	group = g_option_group_new("guestbench", "guestbench options", "Show guestbench options",
 	                           app, NULL);
-	g_option_group_add_entries(group, cli_common_entries);
-	if (command != NULL && command->entries != NULL)
-		g_option_group_add_entries(group, command->entries);
+	entries = cli_app_get_option_entries(command);
+	g_option_group_add_entries(group, (const GOptionEntry *)(void *)entries->data);
+	if (command != NULL)
+		g_option_group_set_translate_func(group, cli_app_translate,
+		                                  cli_app_format_summary(command), g_free);
 	g_option_context_set_main_group(ctx, group);
 	if (command != NULL) {
+		/* the targets paragraph only for commands that take targets */
+		const char *common =
+		    (cli_command_get_common_options(command) & CLI_OPTIONS_TARGETS) != 0
+		        ? cli_common_description
+		        : cli_exit_description;
 		g_autofree char *description =
 		    command->description != NULL
-		        ? g_strdup_printf("%s\n\n%s", command->description, cli_common_description)
-		        : g_strdup(cli_common_description);
+		        ? g_strdup_printf("%s\n\n%s", command->description, common)
+		        : g_strdup(common);
 		g_option_context_set_summary(ctx, command->summary);
 		g_option_context_set_description(ctx, description);
 	} else {
@@ -611,6 +758,11 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 	if (argv == NULL || argv[0] == NULL) {
 		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT, "no arguments");
 		return FALSE;
+	}
+	/* the hidden word the bash completion asks for its tables with */
+	if (g_strcmp0(argv[1], CLI_COMPLETE_ARG) == 0) {
+		app->action = CLI_ACTION_HELP;
+		return (app->help_text = cli_complete_dump(argv + 2, error)) != NULL;
 	}
 	args = cli_normalize_args(argv);
 	g_strfreev(app->argv);
@@ -657,9 +809,10 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 		return FALSE;
 	}
 	app->action = CLI_ACTION_RUN;
+	if (!app->opts.format_given)
+		app->opts.format = command->default_format;
 	if (!cli_app_check_format(app, command, error) ||
-	    !cli_app_check_failed_only(app, command, error) ||
-	    !cli_app_check_qmp(app, command, error))
+	    !cli_app_check_failed_only(app, command, error))
 		return FALSE;
 	/* an -o that cannot be written is found now, not after a benchmark has run */
 	if (!cli_output_check(app->opts.output, error))

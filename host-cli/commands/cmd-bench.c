@@ -55,6 +55,28 @@ static struct {
 	gboolean no_save;
 } cli_bench_opts;
 
+/* The values the options take, for checking them and for completion. */
+static const char *const cli_bench_tests[] = { "aes", "disk", "mem", "net", NULL };
+static const char *const cli_bench_ciphers[] = { "aes-128-gcm", "aes-256-gcm", "chacha20-poly1305",
+	                                         NULL };
+static const char *const cli_bench_loops[] = { "aead", "stream", NULL };
+static const char *const cli_bench_disk_tests[] = { "write",    "rewrite",   "read", "reread",
+	                                            "randread", "randwrite", NULL };
+static const char *const cli_bench_pages[] = { "4k", "thp", "hugetlb", NULL };
+static const char *const cli_bench_directions[] = { "host-to-guest", "guest-to-host", "both",
+	                                            NULL };
+
+static const CliCompletion cli_bench_completions[] = {
+	{ "cipher", CLI_COMPLETE_WORD, cli_bench_ciphers },
+	{ "loop", CLI_COMPLETE_WORD, cli_bench_loops },
+	{ "tests", CLI_COMPLETE_LIST, cli_bench_disk_tests },
+	{ "pages", CLI_COMPLETE_LIST, cli_bench_pages },
+	{ "direction", CLI_COMPLETE_WORD, cli_bench_directions },
+	{ NULL, CLI_COMPLETE_WORD, cli_bench_tests },
+	{ NULL, CLI_COMPLETE_TARGET, NULL },
+	{ NULL },
+};
+
 const GOptionEntry cli_bench_entries[] = {
 	{ "runs", 0, 0, G_OPTION_ARG_STRING, &cli_bench_opts.runs,
 	  "Repeat the benchmark N times (1..100); tables show mean ± stddev", "N" },
@@ -171,12 +193,8 @@ static gboolean cli_bench_check_applies(const char *test, GError **error)
 
 static gboolean cli_bench_prepare_aes(JsonObject *params, GError **error)
 {
-	static const char *const ciphers[] = { "aes-128-gcm", "aes-256-gcm", "chacha20-poly1305",
-		                               NULL };
-	static const char *const loops[] = { "aead", "stream", NULL };
-
 	if (cli_bench_opts.cipher != NULL) {
-		if (!g_strv_contains(ciphers, cli_bench_opts.cipher)) {
+		if (!g_strv_contains(cli_bench_ciphers, cli_bench_opts.cipher)) {
 			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 			            "unknown cipher '%s' (expected aes-128-gcm, aes-256-gcm or "
 			            "chacha20-poly1305)",
@@ -208,7 +226,7 @@ static gboolean cli_bench_prepare_aes(JsonObject *params, GError **error)
 		json_object_set_int_member(params, "threads", (gint64)threads);
 	}
 	if (cli_bench_opts.loop != NULL) {
-		if (!g_strv_contains(loops, cli_bench_opts.loop)) {
+		if (!g_strv_contains(cli_bench_loops, cli_bench_opts.loop)) {
 			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 			            "unknown loop '%s' (expected aead or stream)",
 			            cli_bench_opts.loop);
@@ -221,9 +239,6 @@ static gboolean cli_bench_prepare_aes(JsonObject *params, GError **error)
 
 static gboolean cli_bench_prepare_disk(JsonObject *params, GError **error)
 {
-	static const char *const tests[] = { "write",    "rewrite",   "read", "reread",
-		                             "randread", "randwrite", NULL };
-
 	if (cli_bench_opts.dir != NULL) {
 		if (!g_path_is_absolute(cli_bench_opts.dir)) {
 			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
@@ -253,7 +268,8 @@ static gboolean cli_bench_prepare_disk(JsonObject *params, GError **error)
 	}
 	if (cli_bench_opts.tests != NULL) {
 		g_auto(GStrv) names = NULL;
-		if (!cli_bench_parse_word_list(cli_bench_opts.tests, tests, &names, error)) {
+		if (!cli_bench_parse_word_list(cli_bench_opts.tests, cli_bench_disk_tests, &names,
+		                               error)) {
 			g_prefix_error(error, "--tests: ");
 			return FALSE;
 		}
@@ -268,8 +284,6 @@ static gboolean cli_bench_prepare_disk(JsonObject *params, GError **error)
 
 static gboolean cli_bench_prepare_mem(JsonObject *params, GError **error)
 {
-	static const char *const pages[] = { "4k", "thp", "hugetlb", NULL };
-
 	if (cli_bench_opts.size != NULL) {
 		guint64 size = 0;
 		if (!cli_bench_parse_size(cli_bench_opts.size, CLI_BENCH_MAX_SIZE, &size, error)) {
@@ -280,7 +294,8 @@ static gboolean cli_bench_prepare_mem(JsonObject *params, GError **error)
 	}
 	if (cli_bench_opts.pages != NULL) {
 		g_auto(GStrv) names = NULL;
-		if (!cli_bench_parse_word_list(cli_bench_opts.pages, pages, &names, error)) {
+		if (!cli_bench_parse_word_list(cli_bench_opts.pages, cli_bench_pages, &names,
+		                               error)) {
 			g_prefix_error(error, "--pages: ");
 			return FALSE;
 		}
@@ -420,7 +435,6 @@ static gboolean cli_bench_prepare_net(guint n_targets, JsonObject *params, GErro
 
 gboolean cli_bench_prepare(CliApp *app, GPtrArray *args, GError **error)
 {
-	static const char *const tests[] = { "aes", "disk", "mem", "net", NULL };
 	g_autoptr(JsonObject) params = json_object_new();
 	const char *test;
 	gboolean ok = FALSE;
@@ -431,7 +445,7 @@ gboolean cli_bench_prepare(CliApp *app, GPtrArray *args, GError **error)
 		return FALSE;
 	}
 	test = g_ptr_array_index(args, 0);
-	if (!g_strv_contains(tests, test)) {
+	if (!g_strv_contains(cli_bench_tests, test)) {
 		g_autofree char *shown = cli_escape_terminal(test);
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 		            "unknown benchmark '%s' (expected aes, disk, mem or net)", shown);
@@ -850,6 +864,7 @@ const CliCommand cli_cmd_bench = {
 	.summary = "Benchmark jobs in the guests: aes, disk, mem, net; each run is saved",
 	.description = CLI_BENCH_DESCRIPTION,
 	.entries = cli_bench_entries,
+	.completions = cli_bench_completions,
 	.prepare = cli_bench_prepare,
 	.start = cli_bench_start,
 	.cancel = cli_bench_cancel,

@@ -95,6 +95,15 @@ static gboolean cli_compare_label_cb(const char *option_name, const char *value,
 	return TRUE;
 }
 
+static const char *const cli_compare_by_words[] = { "document", "guest", NULL };
+
+/* Saved run ids (or paths) for every operand, and --by's values. */
+static const CliCompletion cli_compare_completions[] = {
+	{ "by", CLI_COMPLETE_WORD, cli_compare_by_words },
+	{ NULL, CLI_COMPLETE_RUN, NULL },
+	{ NULL },
+};
+
 const GOptionEntry cli_compare_entries[] = {
 	{ "by", '\0', 0, G_OPTION_ARG_CALLBACK, cli_compare_by_cb,
 	  "Columns: document (default, one per file) or guest (the guests of one file)",
@@ -138,16 +147,6 @@ gboolean cli_compare_prepare(CliApp *app, GPtrArray *args, GError **error)
 
 gboolean cli_report_prepare(CliApp *app, GPtrArray *args, GError **error)
 {
-	/* HTML is all report writes: it needs no --format html */
-	if (!app->opts.format_given)
-		app->opts.format = CLI_FORMAT_HTML;
-	if (app->opts.format != CLI_FORMAT_HTML) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "report writes HTML only, not --format %s ('compare' "
-		            "writes table, json and csv)",
-		            cli_format_to_string(app->opts.format));
-		return FALSE;
-	}
 	return cli_compare_check_args(app, args, error);
 }
 
@@ -271,6 +270,7 @@ const CliCommand cli_cmd_compare = {
 	.prepare = cli_compare_prepare,
 	.formats = CLI_FORMAT_BIT(CLI_FORMAT_TABLE) | CLI_FORMAT_BIT(CLI_FORMAT_JSON) |
 	           CLI_FORMAT_BIT(CLI_FORMAT_CSV),
+	.completions = cli_compare_completions,
 	.run = cli_compare_run,
 };
 
@@ -281,7 +281,9 @@ const CliCommand cli_cmd_report = {
 	.description = CLI_REPORT_DESCRIPTION,
 	.entries = cli_compare_entries,
 	.prepare = cli_report_prepare,
-	.formats = CLI_FORMAT_BIT(CLI_FORMAT_TABLE) | CLI_FORMAT_BIT(CLI_FORMAT_JSON) |
-	           CLI_FORMAT_BIT(CLI_FORMAT_HTML),
+	/* HTML is all report writes: it needs no --format html */
+	.formats = CLI_FORMAT_BIT(CLI_FORMAT_HTML),
+	.default_format = CLI_FORMAT_HTML,
+	.completions = cli_compare_completions,
 	.run = cli_report_run,
 };

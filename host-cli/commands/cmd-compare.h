@@ -21,8 +21,8 @@ G_BEGIN_DECLS
 #define CLI_REPORT_DESCRIPTION                                                          \
 	"Writes one self-contained HTML page (inline CSS and SVG, no script, nothing\n" \
 	"fetched): per metric a bar chart and the compare table, then the facts of\n"   \
-	"each guest that explain the differences. Needs --format html; use -o FILE\n"   \
-	"to write it to a file. Same inputs and --by as 'compare'."
+	"each guest that explain the differences. HTML is its only format; use\n"       \
+	"-o FILE to write it to a file. Same inputs and --by as 'compare'."
 
 extern const GOptionEntry cli_compare_entries[];
 

@@ -219,12 +219,19 @@ int cli_discover_run(CliApp *app, GError **error)
 	return n_broken > 0 ? CLI_EXIT_GUEST : CLI_EXIT_OK;
 }
 
+static const CliCompletion cli_discover_completions[] = {
+	{ NULL, CLI_COMPLETE_DOMAIN, NULL },
+	{ NULL },
+};
+
 const CliCommand cli_cmd_discover = {
 	.name = "discover",
 	.parameter_string = "discover [DOMAIN...]",
 	.summary = "Find libvirt domains with a guestbench channel; print an inventory",
 	.description = CLI_DISCOVER_DESCRIPTION,
 	.prepare = cli_discover_prepare,
+	.common_options = CLI_OPTIONS_LIBVIRT,
+	.completions = cli_discover_completions,
 	.render_text = cli_discover_render_text,
 	.run = cli_discover_run,
 };

@@ -450,13 +450,20 @@ gboolean cli_audit_prepare(CliApp *app, GPtrArray *args, GError **error)
 	return TRUE;
 }
 
+static const CliCompletion cli_facts_completions[] = {
+	{ "sections", CLI_COMPLETE_LIST, cli_facts_section_names },
+	{ NULL },
+};
+
 const GOptionEntry cli_facts_entries[] = {
 	{ "sections", 0, 0, G_OPTION_ARG_STRING, &cli_facts_opt_sections,
 	  "Only these fact sections (comma list of cpu, memory, clocksource, steal, block, net, "
 	  "os)",
 	  "LIST" },
 	{ "steal-window", 0, 0, G_OPTION_ARG_INT, &cli_facts_opt_steal_ms,
-	  "Sample steal time over MS milliseconds (0..5000; default 200)", "MS" },
+	  "Wait MS ms and measure steal time over them (0..5000; 0: since boot). Default: "
+	  "no wait, since the agent's previous sample (at start-up or an earlier request)",
+	  "MS" },
 	{ NULL }
 };
 
@@ -474,6 +481,7 @@ const CliCommand cli_cmd_facts = {
 	.summary = "What each guest sees: CPU, memory, NUMA, clock, disks, NICs, OS",
 	.description = CLI_FACTS_DESCRIPTION,
 	.entries = cli_facts_entries,
+	.completions = cli_facts_completions,
 	.prepare = cli_facts_prepare,
 	.start = cli_facts_start,
 	.render_text = cli_facts_render_text,
@@ -487,10 +495,11 @@ const CliCommand cli_cmd_audit = {
 	.summary = "PASS/NOTE/WARN/FAIL findings with the fix for each; exit 1 on any FAIL",
 	.description = CLI_AUDIT_DESCRIPTION,
 	.entries = cli_audit_entries,
+	.common_options =
+	    CLI_OPTIONS_TARGETS | CLI_OPTIONS_HOSTS | CLI_OPTIONS_QMP | CLI_OPTIONS_SYSROOT,
 	.prepare = cli_audit_prepare,
 	.start = cli_audit_start,
 	.render_text = cli_audit_render_text,
 	.render_csv = cli_audit_render_csv,
 	.render_prom = cli_audit_render_prom,
-	.host_view = TRUE,
 };

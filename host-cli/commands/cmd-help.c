@@ -35,10 +35,17 @@ static int cli_help_run(CliApp *app, GError **error)
 	return CLI_EXIT_OK;
 }
 
+static const CliCompletion cli_help_completions[] = {
+	{ NULL, CLI_COMPLETE_COMMAND, NULL },
+	{ NULL },
+};
+
 const CliCommand cli_cmd_help = {
 	.name = "help",
 	.parameter_string = "help [COMMAND]",
 	.summary = "Show the commands, or one command's options",
 	.prepare = cli_help_prepare,
+	.formats = CLI_FORMAT_BIT(CLI_FORMAT_TABLE),
+	.completions = cli_help_completions,
 	.run = cli_help_run,
 };

@@ -16,6 +16,7 @@
 #include "fleet/host-files.h"
 #include "render/escape.h"
 #include "render/output.h"
+#include "render/prom.h"
 
 /* KVM_GET_API_VERSION has answered 12 since Linux 2.6.22; anything else is not KVM. */
 #define CLI_KVM_API_VERSION 12
@@ -386,6 +387,25 @@ static GString *cli_host_check_render_json(CliApp *app, GPtrArray *findings)
 	return cli_output_json_document(root);
 }
 
+/* For node_exporter's textfile collector, as audit's findings are (without a guest label). */
+static GString *cli_host_check_render_prom(GPtrArray *findings)
+{
+	GString *out = g_string_new(NULL);
+
+	cli_prom_family(out, "guestbench_host_check_finding", "gauge",
+	                "One host-check finding of this host (1), by rule, level and subject");
+	for (guint i = 0; i < findings->len; i++) {
+		const CliFinding *f = g_ptr_array_index(findings, i);
+
+		cli_prom_sample(out, "guestbench_host_check_finding", 1, "rule", f->rule, "level",
+		                cli_level_to_string(f->level), "subject", f->subject, NULL);
+	}
+	cli_prom_family(out, "guestbench_host_check_worst_level", "gauge",
+	                "This host's worst check: 0 PASS, 1 NOTE, 2 WARN, 3 FAIL");
+	cli_prom_sample(out, "guestbench_host_check_worst_level", cli_audit_worst(findings), NULL);
+	return out;
+}
+
 int cli_host_check_run(CliApp *app, GError **error)
 {
 	g_autoptr(GPtrArray) findings = NULL;
@@ -399,6 +419,8 @@ int cli_host_check_run(CliApp *app, GError **error)
 	findings = cli_host_check_collect(app->opts.host_sysroot);
 	if (app->opts.format == CLI_FORMAT_JSON)
 		out = cli_host_check_render_json(app, findings);
+	else if (app->opts.format == CLI_FORMAT_PROM)
+		out = cli_host_check_render_prom(findings);
 	else
 		out = cli_host_check_render_text(findings, cli_app_use_color(app));
 	if (!cli_app_write_doc(app, out, error))
@@ -411,5 +433,8 @@ const CliCommand cli_cmd_host_check = {
 	.parameter_string = "host-check",
 	.summary = "Check this hypervisor host: KVM, nested, vhost-net, hugepages, THP, AES-NI",
 	.description = "Reads --host-sysroot DIR (default /). Exit status 1 when a check FAILs.",
+	.formats = CLI_FORMAT_BIT(CLI_FORMAT_TABLE) | CLI_FORMAT_BIT(CLI_FORMAT_JSON) |
+	           CLI_FORMAT_BIT(CLI_FORMAT_PROM),
+	.common_options = CLI_OPTIONS_SYSROOT,
 	.run = cli_host_check_run,
 };

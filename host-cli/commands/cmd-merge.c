@@ -45,6 +45,11 @@ int cli_merge_run(CliApp *app, GError **error)
 	return CLI_EXIT_OK;
 }
 
+static const CliCompletion cli_merge_completions[] = {
+	{ NULL, CLI_COMPLETE_FILE, NULL },
+	{ NULL },
+};
+
 const CliCommand cli_cmd_merge = {
 	.name = "merge",
 	.parameter_string = "merge FILE...",
@@ -53,5 +58,6 @@ const CliCommand cli_cmd_merge = {
 	.prepare = cli_merge_prepare,
 	.formats = CLI_FORMAT_BIT(CLI_FORMAT_TABLE) | CLI_FORMAT_BIT(CLI_FORMAT_JSON) |
 	           CLI_FORMAT_BIT(CLI_FORMAT_CSV) | CLI_FORMAT_BIT(CLI_FORMAT_PROM),
+	.completions = cli_merge_completions,
 	.run = cli_merge_run,
 };

@@ -28,5 +28,20 @@ const CliCommand *cli_command_find(const char *name);
 char *cli_app_get_main_help(CliApp *app);
 /* "guestbench help CMD" and "guestbench CMD --help". */
 char *cli_app_get_command_help(CliApp *app, const CliCommand *command);
+/*
+ * The options command takes, a NULL-terminated GArray of GOptionEntry: its
+ * own, then the common ones it takes; command NULL: every common option.
+ */
+GArray *cli_app_get_option_entries(const CliCommand *command);
+/* What completion offers for the common options' values, {NULL}-terminated. */
+const CliCompletion *cli_app_get_common_completions(void);
+
+/*
+ * "guestbench __complete spec": the commands, their options and operands,
+ * one per line, for the bash completion (packaging/completion/guestbench);
+ * "guestbench __complete runs": the saved run ids. Not in --help.
+ */
+#define CLI_COMPLETE_ARG "__complete"
+char *cli_complete_dump(const char *const *args, GError **error);
 
 G_END_DECLS

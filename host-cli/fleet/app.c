@@ -34,6 +34,13 @@ guint cli_command_get_formats(const CliCommand *command)
 	return formats;
 }
 
+guint cli_command_get_common_options(const CliCommand *command)
+{
+	if (command->common_options != 0)
+		return command->common_options;
+	return command->start != NULL ? CLI_OPTIONS_TARGETS | CLI_OPTIONS_HOSTS : CLI_OPTIONS_NONE;
+}
+
 GString *cli_command_render(const CliCommand *command, const CliResults *results, CliFormat format,
                             gboolean color)
 {

@@ -142,6 +142,42 @@ typedef struct _CliApp CliApp;
 typedef struct _CliGuest CliGuest;
 typedef struct _CliCommand CliCommand;
 
+/*
+ * The common options a command takes besides those every command takes
+ * (--format, -o, -q, --color, -v, -V, -h): its --help shows only these, and
+ * the others are refused as not applying to it.
+ */
+typedef enum {
+	/* finding and contacting guests: --jobs, --timeout, --deadline, --inventory, --tag,
+	   --name, --libvirt-dir, --qga-agent */
+	CLI_OPTIONS_TARGETS = 1 << 0,
+	CLI_OPTIONS_HOSTS = 1 << 1,   /* --hosts, --host-jobs: run on other hypervisors */
+	CLI_OPTIONS_QMP = 1 << 2,     /* --qmp: the host view of one guest */
+	CLI_OPTIONS_SYSROOT = 1 << 3, /* --host-sysroot */
+	CLI_OPTIONS_LIBVIRT = 1 << 4, /* --libvirt-dir alone (discover) */
+	CLI_OPTIONS_NONE = 1 << 5,    /* only those every command takes */
+} CliCommonOptions;
+
+/* What bash completion offers for an option's value or an operand. */
+typedef enum {
+	CLI_COMPLETE_NONE,
+	CLI_COMPLETE_WORD,    /* one of words */
+	CLI_COMPLETE_LIST,    /* a comma list of words */
+	CLI_COMPLETE_FILE,    /* a path */
+	CLI_COMPLETE_TARGET,  /* unix:, vsock:, qga:, libvirt:, @FILE or a socket path */
+	CLI_COMPLETE_RUN,     /* a saved run's id (or a path) */
+	CLI_COMPLETE_COMMAND, /* a command name */
+	CLI_COMPLETE_FORMAT,  /* one of the formats the command writes */
+	CLI_COMPLETE_DOMAIN,  /* a libvirt domain of --libvirt-dir */
+} CliCompleteKind;
+
+typedef struct {
+	/* the long option without "--"; NULL for the next operand (the last one repeats) */
+	const char *option;
+	CliCompleteKind kind;
+	const char *const *words; /* NULL-terminated, for WORD and LIST */
+} CliCompletion;
+
 struct _CliCommand {
 	const char *name;
 	const char *parameter_string; /* shown after the options in --help, e.g. "TARGET..." */
@@ -189,13 +225,24 @@ struct _CliCommand {
 	 * formats that follow from the hooks above.
 	 */
 	guint formats;
+	/* The format without --format (0: table). */
+	CliFormat default_format;
+	/*
+	 * The common options it takes (CliCommonOptions); 0: CLI_OPTIONS_TARGETS |
+	 * CLI_OPTIONS_HOSTS for a command with start(), CLI_OPTIONS_NONE for one with run().
+	 */
+	guint common_options;
+	/*
+	 * For bash completion, {NULL}-terminated or NULL: option values beyond what
+	 * the option says of itself (a filename option completes paths), and the
+	 * operands in order. Without operand rows a command with start() takes targets.
+	 */
+	const CliCompletion *completions;
 	/* Instead of start(): a command that does not talk to guests. Returns the exit status. */
 	int (*run)(CliApp *app, GError **error);
 	/* Optional: once every guest is done, before the output is written (bench saves its run).
 	 */
 	void (*finished)(CliApp *app);
-	/* Reads the host view (fleet/hostview.h): takes --qmp, which other commands refuse. */
-	gboolean host_view;
 };
 
 /* Looks a command up by name (commands/commands.c has the table); NULL when unknown. */
@@ -267,8 +314,10 @@ int cli_app_get_exit_status(CliApp *app);
 void cli_app_add_guests(CliApp *app);
 /* What every guest produced so far, for the renderers (--failed-only is applied at output). */
 CliResults *cli_app_get_results(CliApp *app);
-/* The formats the command can write (table and json always). */
+/* The formats the command can write (table and json always, unless it says). */
 guint cli_command_get_formats(const CliCommand *command);
+/* The common options the command takes (CliCommonOptions, 0 resolved). */
+guint cli_command_get_common_options(const CliCommand *command);
 /* results as command renders them in format (one the command can write). */
 GString *cli_command_render(const CliCommand *command, const CliResults *results, CliFormat format,
                             gboolean color);

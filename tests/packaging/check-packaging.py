@@ -112,6 +112,30 @@ def man_tags(lines):
     return tags
 
 
+FORMATS = ("table", "json", "csv", "prom", "html")
+
+
+def help_formats(text):
+    """The formats on the '--format' line of a command's --help."""
+    line = next((l for l in text.splitlines() if l.strip().startswith("--format=")), "")
+    return {w for w in re.findall(r"[a-z]+", line.split("Output format:")[-1]) if w in FORMATS}
+
+
+def man_command_entries(lines):
+    """{command: its COMMANDS entry as plain text}, from the .TP tags."""
+    entries = {}
+    current = None
+    for i, line in enumerate(lines):
+        if line.split()[:1] == [".TP"] and i + 1 < len(lines):
+            words = troff_plain(lines[i + 1]).split()
+            current = words[0] if words else None
+            entries.setdefault(current, [])
+            continue
+        if current is not None:
+            entries[current].append(troff_plain(line))
+    return {c: " ".join(t) for c, t in entries.items()}
+
+
 def man_option_tags(lines):
     """{long: short-or-None} from the OPTIONS section's tags."""
     opts = {}
@@ -150,6 +174,27 @@ def groff_clean(path, problems):
         problems.append(f"{path}: groff warns: {proc.stderr.strip()}")
 
 
+def man_renders_clean(path, problems):
+    """The page as man(1) renders it for a reader: no warning (-ww: every kind, unlike
+    --warnings=all, which leaves out undefined macros), no @VARIABLE@ left."""
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    for left in sorted(set(re.findall(r"@[A-Za-z_]+@", source))):
+        problems.append(f"{path}: {left} was left unsubstituted")
+    if shutil.which("man") is None:
+        problems.append("man not found: scripts/deps installs man-db")
+        return
+    env = dict(os.environ, MANWIDTH="80", MAN_KEEP_FORMATTING="", LC_ALL="C.UTF-8",
+               MANPAGER="cat", PAGER="cat")
+    proc = subprocess.run(["man", "--warnings=w", "-l", path], capture_output=True,
+                          text=True, timeout=60, env=env)
+    if proc.returncode != 0 or proc.stderr.strip():
+        problems.append(f"{path}: man --warnings: exit {proc.returncode}: {proc.stderr.strip()}")
+    rendered = re.sub(r".\x08", "", proc.stdout)
+    for left in sorted(set(re.findall(r"@[A-Za-z_]+@", rendered))):
+        problems.append(f"{path}: man shows {left}")
+
+
 def finish(problems):
     for p in problems:
         print(p, file=sys.stderr)
@@ -175,6 +220,7 @@ def check_man_agent(man):
         problems.append(f"exit codes: --help {sorted(codes)}, man page {sorted(documented)}")
     man_version_ok(man, version, problems)
     groff_clean(man, problems)
+    man_renders_clean(man, problems)
     return finish(problems)
 
 
@@ -202,11 +248,22 @@ def check_man_cli(man):
     compare_options("guestbench", global_opts, man_opts, problems)
     with open(man, encoding="utf-8") as f:
         page = "\n".join(troff_plain(l) for l in f.read().splitlines())
+    entries = man_command_entries(secs.get("COMMANDS", []))
     for c in commands:
         proc = run([cli, c, "--help"], check=False)
         if proc.returncode != 0:
             problems.append(f"guestbench {c} --help exited {proc.returncode}: {proc.stderr.strip()}")
             continue
+        # The formats: what the command's help offers is what its entry names.
+        offered = help_formats(proc.stdout)
+        named = {f for f in ("csv", "prom", "html")
+                 if re.search(rf"(?<![\w.-]){f}(?![\w-])", entries.get(c, ""))}
+        if not offered:
+            problems.append(f"guestbench {c} --help names no formats")
+        for f in sorted(named - offered):
+            problems.append(f"the man page names format {f} for {c}, which its --help does not")
+        for f in sorted(offered - named - {"table", "json"}):
+            problems.append(f"guestbench {c} --help offers --format {f}, its man entry does not")
         for lopt in help_options(proc.stdout):
             if lopt not in global_opts and not re.search(re.escape(lopt) + r"\b", page):
                 problems.append(f"guestbench {c}: {lopt} is not in the man page")
@@ -219,18 +276,45 @@ def check_man_cli(man):
         problems.append(f"exit codes: --help {sorted(codes)}, man page {sorted(documented_codes)}")
     man_version_ok(man, version, problems)
     groff_clean(man, problems)
+    man_renders_clean(man, problems)
     return finish(problems)
 
 
-def complete(script, line, cwd=None):
-    """COMPREPLY for the line, as bash would fill it for the cursor at the end."""
-    prog = (f'source "$1"; COMP_LINE="$2"; COMP_POINT=${{#COMP_LINE}}; '
-            f"_guestbench; printf '%s\\n' \"${{COMPREPLY[@]}}\"")
-    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", prog, "bash", script, line],
-                          capture_output=True, text=True, timeout=60, cwd=cwd)
+def complete(script, line, cwd=None, env=None, words_only=False):
+    """COMPREPLY for the line, as bash would fill it for the cursor at the end:
+    COMP_LINE, COMP_POINT, COMP_WORDS and COMP_CWORD set, the function that
+    'complete -p' names called. words_only: without COMP_LINE/COMP_POINT."""
+    prog = ('source "$1"; spec=$(complete -p guestbench) || exit 3; fn=${spec#*-F }; '
+            'fn=${fn%% *}; read -r -a COMP_WORDS <<<"$2"; '
+            '[[ $2 == *" " || -z $2 ]] && COMP_WORDS+=(""); '
+            'COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); ')
+    if not words_only:
+        prog += 'COMP_LINE="$2"; COMP_POINT=${#COMP_LINE}; '
+    prog += "\"$fn\" guestbench; printf '%s\\n' \"${COMPREPLY[@]}\""
+    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", prog, "bash",
+                           os.path.abspath(script), line],
+                          capture_output=True, text=True, timeout=60, cwd=cwd,
+                          env=dict(os.environ, **(env or {})))
     if proc.returncode != 0 or proc.stderr:
-        raise SystemExit(f"completion of {line!r} failed: {proc.stderr}")
+        return [f"(failed: exit {proc.returncode}: {proc.stderr.strip()})"]
     return [w for w in proc.stdout.splitlines() if w]
+
+
+def save_runs(cli, env, tmp):
+    """Two real saved runs (bench aes against a real agent); returns their ids."""
+    procs, socks = start_agents(tmp, ["saver"])
+    try:
+        for _ in range(2):
+            proc = subprocess.run([cli, "-q", "bench", "aes", "--seconds", "0.1", "--sizes", "16",
+                                   socks[0]], capture_output=True, text=True, timeout=60,
+                                  env=dict(os.environ, **env))
+            if proc.returncode != 0:
+                raise SystemExit(f"bench aes to save a run: {proc.returncode}: {proc.stderr}")
+    finally:
+        stop(procs)
+    proc = subprocess.run([cli, "--format", "csv", "results"], capture_output=True, text=True,
+                          timeout=60, env=dict(os.environ, **env))
+    return [l.split(",")[0] for l in proc.stdout.splitlines()[1:] if l]
 
 
 def check_completion(script):
@@ -238,35 +322,112 @@ def check_completion(script):
     text = run([cli, "--help"]).stdout
     problems = []
 
-    def expect(line, want, cwd=None):
-        got = complete(script, line, cwd)
+    def expect(line, want, cwd=None, env=None, words_only=False):
+        got = complete(script, line, cwd, env, words_only)
         if sorted(got) != sorted(want):
             problems.append(f"completing {line!r}: got {got}, want {want}")
+
+    # registered for the command name, and the hidden query is no command
+    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c",
+                           'source "$1"; complete -p guestbench', "bash", script],
+                          capture_output=True, text=True, timeout=60)
+    if proc.stdout.strip() != "complete -F _guestbench guestbench":
+        problems.append(f"complete -p guestbench: {proc.stdout.strip()!r} {proc.stderr}")
+    proc = run([cli, "__complete", "nonsense"], check=False)
+    if proc.returncode != 2 or not proc.stderr:
+        problems.append(f"guestbench __complete nonsense: exit {proc.returncode}")
 
     commands = help_commands(text)
     expect(f"{cli} ", commands)
     expect(f"{cli} -j 4 -q ", commands)
     expect(f"{cli} help ", commands)
     expect(f"{cli} {commands[0]} --ver", ["--verbose", "--version"])
-    expect(f"{cli} --format ", ["table", "json"] + [f for f in ("csv", "prom", "html")
-                                                    if re.search(rf"--format=.*\b{f}\b", text)])
+    expect(f"{cli} --format ", ["table", "json", "csv", "prom", "html"])
     expect(f"{cli} ping --color=n", ["never"])
     expect(f"{cli} ping --timeout ", [])
     expect(f"{cli} ping --wait-busy ", [])
+    expect("/nonexistent/guestbench ", [])
+
+    # Every command's options are exactly those of its --help, and each
+    # --format offers that command's formats: nothing is kept by hand.
+    for c in commands:
+        help_text = run([cli, c, "--help"]).stdout
+        want = sorted(help_options(help_text))
+        got = sorted(w.rstrip("=") for w in complete(script, f"{cli} {c} --"))
+        if got != want:
+            problems.append(f"completing '{c} --': got {got}, want the --help options {want}")
+        expect(f"{cli} {c} --format ", sorted(help_formats(help_text), key=FORMATS.index))
+    expect(f"{cli} results --j", [])
+    expect(f"{cli} host-check --format ", ["table", "json", "prom"])
+    expect(f"{cli} report --format ", ["html"])
+
+    # Operands and option values.
+    expect(f"{cli} bench ", ["aes", "disk", "mem", "net"])
+    expect(f"{cli} bench m", ["mem"])
+    expect(f"{cli} --timeout 5 bench --runs 3 ", ["aes", "disk", "mem", "net"])
+    expect(f"{cli} bench aes --loop ", ["aead", "stream"])
+    expect(f"{cli} bench aes --cipher=aes-2", ["aes-256-gcm"])
+    expect(f"{cli} bench net --direction ", ["host-to-guest", "guest-to-host", "both"])
+    expect(f"{cli} bench disk --tests ",
+           ["write", "rewrite", "read", "reread", "randread", "randwrite"])
+    expect(f"{cli} bench disk --tests write,r",
+           ["write,rewrite", "write,read", "write,reread", "write,randread", "write,randwrite"])
+    expect(f"{cli} bench disk --tests=read,write,re", ["read,write,rewrite", "read,write,reread"])
+    expect(f"{cli} bench mem --pages 4k,", ["4k,thp", "4k,hugetlb"])
+    expect(f"{cli} facts --sections cpu,s", ["cpu,steal"])
+    expect(f"{cli} facts --sections ",
+           ["cpu", "memory", "clocksource", "steal", "block", "net", "os"])
+    expect(f"{cli} compare --by ", ["document", "guest"])
+    expect(f"{cli} report --by g", ["guest"])
+    expect(f"{cli} help b", ["bench"])
+    # the same without COMP_LINE, from the words bash split
+    expect(f"{cli} bench ", ["aes", "disk", "mem", "net"], words_only=True)
+    expect(f"{cli} bench disk --tests write,rew", ["write,rewrite"], words_only=True)
+
     with tempfile.TemporaryDirectory() as tmp:
         os.mkdir(os.path.join(tmp, "sub"))
         for name in ("web1.sock", "web2.sock", "fleet.ini"):
             open(os.path.join(tmp, name), "w").close()
+        empty = os.path.join(tmp, "empty")
+        os.mkdir(empty)
         # Readline replaces what follows the last ':' of the word.
         expect(f"{cli} ping unix:{tmp}/we", [f"{tmp}/web1.sock", f"{tmp}/web2.sock"])
+        expect(f"{cli} ping qga:{tmp}/we", [f"{tmp}/web1.sock", f"{tmp}/web2.sock"])
         expect(f"{cli} ping vsock:3:", [])
         expect(f"{cli} ping @{tmp}/fl", [f"@{tmp}/fleet.ini"])
         expect(f"{cli} ping {tmp}/s", [f"{tmp}/sub/"])
         expect(f"{cli} ping -o {tmp}/fl", [f"{tmp}/fleet.ini"])
         expect(f"{cli} ping u", ["unix:"], cwd=tmp)
+        expect(f"{cli} bench aes ", ["unix:", "vsock:", "qga:", "libvirt:"], cwd=empty)
+        expect(f"{cli} ping q", ["qga:"], cwd=empty)
+        expect(f"{cli} ping l", ["libvirt:"], cwd=empty)
+        expect(f"{cli} ping --inventory {tmp}/fl", [f"{tmp}/fleet.ini"])
+        expect(f"{cli} --inventory={tmp}/fl", [f"{tmp}/fleet.ini"])
+        expect(f"{cli} merge {tmp}/fl", [f"{tmp}/fleet.ini"])
+        # libvirt: the domains of --libvirt-dir, after the colon
+        libvirt = os.path.join(tmp, "libvirt")
+        os.mkdir(libvirt)
+        for name in ("web1.xml", "db1.xml"):
+            open(os.path.join(libvirt, name), "w").close()
+        expect(f"{cli} --libvirt-dir {libvirt} audit libvirt:w", ["web1"])
+        expect(f"{cli} audit --libvirt-dir={libvirt} libvirt:", ["web1", "db1"])
+        expect(f"{cli} discover --libvirt-dir {libvirt} ", ["web1", "db1"])
+        expect(f"{cli} --libvirt-dir={libvirt} discover web1 d", ["db1"])
         # Names with blanks or globs must not break the script.
         expect(f"{cli} ping unix:{tmp}/no*such", [])
-    expect("/nonexistent/guestbench ", [])
+
+        # Saved runs: compare and report offer their ids; a file that is not a
+        # run is not offered; a path still completes as a file.
+        env = {"XDG_DATA_HOME": os.path.join(tmp, "data")}
+        ids = save_runs(cli, env, tmp)
+        if len(ids) != 2:
+            problems.append(f"two saved runs expected, 'results' lists {ids}")
+        with open(os.path.join(tmp, "data", "guestbench", "results", "junk.json"), "w") as f:
+            f.write("{not json")
+        expect(f"{cli} compare ", ids, cwd=empty, env=env)
+        expect(f"{cli} compare {ids[0] if ids else 'x'} ", ids, cwd=empty, env=env)
+        expect(f"{cli} report --by guest ", ids, cwd=empty, env=env)
+        expect(f"{cli} compare {tmp}/fl", [f"{tmp}/fleet.ini"], env=env)
     return finish(problems)
 
 
@@ -386,6 +547,19 @@ def check_selftest():
                             ".TP", ".BR \\-\\-color =\\fIWHEN\\fR"])
     if tags != {"--output": "-o", "--color": None}:
         problems.append(f"man_option_tags: {tags}")
+    # man_renders_clean sees a leftover variable and a page troff warns about
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text, want in (
+                ("left.1", '.TH X 1\n.SH NAME\nx \\- y\n.SH FILES\n@DOCDIR@/x\n', "@DOCDIR@"),
+                ("warn.1", ".TH X 1\n.SH NAME\nx \\- y\n.SH BAD\n.XX undefined\n", "warn"),
+                ("ok.1", ".TH X 1\n.SH NAME\nx \\- y\n", None)):
+            page = os.path.join(tmp, name)
+            with open(page, "w", encoding="utf-8") as f:
+                f.write(text)
+            found = []
+            man_renders_clean(page, found)
+            if (want is None) != (not found) or (want and want not in " ".join(found)):
+                problems.append(f"man_renders_clean on {name}: {found}")
     return finish(problems)
 
 

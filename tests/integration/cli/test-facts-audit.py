@@ -269,6 +269,23 @@ def main():
         check("facts empty section: usage error", r.returncode == 2, r.stderr)
         r = cli("facts", "--steal-window", "99999", tuned)
         check("facts steal window out of range: usage error", r.returncode == 2, r.stderr)
+        # --steal-window: without it no wait, the window runs since the agent's previous
+        # sample (here its start-up, over a second ago); with it, exactly that window
+        steal = agents.start("steal")
+        time.sleep(1.2)
+        r = cli("--format", "json", "facts", "--sections", "steal", steal)
+        window = json.loads(r.stdout)["guests"][0]["result"]["steal"]["window_ms"] \
+            if r.returncode == 0 else None
+        check("steal without --steal-window: since start-up, longer than 200 ms",
+              window is not None and window >= 1000, r.stdout + r.stderr)
+        r = cli("--format", "json", "facts", "--sections", "steal", "--steal-window", "300", steal)
+        window = json.loads(r.stdout)["guests"][0]["result"]["steal"]["window_ms"] \
+            if r.returncode == 0 else None
+        check("--steal-window 300 measures 300 ms", window == 300, r.stdout + r.stderr)
+        r = cli("facts", "--help")
+        line = next((l for l in r.stdout.splitlines() if "--steal-window" in l), "")
+        check("facts --help says what the default window is",
+              "previous sample" in line and "default 200" not in line, line)
         r = cli("--format", "html", "facts", tuned)
         check("facts refuses a format it cannot write", r.returncode == 2, r.stderr)
 

@@ -146,11 +146,11 @@ def usage_checks(tmp, env):
             ("--failed-only with a command that contacts no guest",
              ["--failed-only", "results"], "--failed-only applies to commands that contact"),
             ("facts --qmp", ["--qmp", os.path.join(tmp, "qmp.sock"), "facts"],
-             "--qmp applies only to audit"),
+             "--qmp does not apply to 'facts'"),
             ("facts --qmp after the command", ["facts", "--qmp", os.path.join(tmp, "qmp.sock")],
-             "--qmp applies only to audit"),
+             "--qmp does not apply to 'facts'"),
             ("bench --qmp", ["--qmp", os.path.join(tmp, "qmp.sock")] + AES,
-             "--qmp applies only to audit"),
+             "--qmp does not apply to 'bench'"),
         ]
         for name, args, message in cases:
             target = [] if args[-1] == "results" else [listener.path]
