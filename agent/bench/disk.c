@@ -25,12 +25,11 @@
 #include "bench.h"
 #include "guestbench-protocol.h"
 
-#define DISK_DEFAULT_SIZE (100 * 1024 * 1024)
-#define DISK_MIN_SIZE 4096
-#define DISK_MIN_RECORD 512
-#define DISK_MAX_RECORD (64 * 1024 * 1024)
-#define DISK_MAX_RECORDS 16
-#define DISK_MAX_RUNS 100
+#define DISK_DEFAULT_SIZE GB_BENCH_DISK_DEFAULT_SIZE
+#define DISK_MIN_SIZE GB_BENCH_DISK_MIN_SIZE
+#define DISK_MIN_RECORD GB_BENCH_DISK_MIN_RECORD
+#define DISK_MAX_RECORD GB_BENCH_DISK_MAX_RECORD
+#define DISK_MAX_RUNS GB_BENCH_MAX_RUNS
 #define DISK_SHUFFLE_SEED 0x67626e63u /* fixed so that runs visit records in the same order */
 #define DISK_PROGRESS_NS (10 * 1000 * 1000)
 #define DISK_DEFAULT_ALIGN 4096
@@ -53,7 +52,6 @@ typedef enum {
 static const char *const disk_test_names[] = {
 	"write", "rewrite", "read", "reread", "randread", "randwrite", NULL,
 };
-static const gint64 disk_default_records[] = { 4096, 4096 * 1024, 16384 * 1024 };
 
 /* ---- log-linear histogram ---------------------------------------------- */
 
@@ -466,9 +464,13 @@ static JsonObject *disk_validate(const AgentConfig *config, JsonObject *params, 
 		return NULL;
 	if (!gb_json_get_string(params, "dir", GB_JSON_OPTIONAL, &dir, error))
 		return NULL;
-	if (!gb_json_get_int(params, "size", GB_JSON_OPTIONAL, DISK_MIN_SIZE, G_MAXINT64, &size,
+	if (!gb_json_get_int(params, "size", GB_JSON_OPTIONAL, G_MININT64, G_MAXINT64, &size,
 	                     error))
 		return NULL;
+	if (!gb_bench_check_disk_size(size, error)) {
+		g_prefix_error(error, "Parameter 'size': ");
+		return NULL;
+	}
 	if (size > config->max_bench_file_size) {
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 		            "Parameter 'size' is out of range: %" G_GINT64_FORMAT
@@ -476,45 +478,18 @@ static JsonObject *disk_validate(const AgentConfig *config, JsonObject *params, 
 		            size, config->max_bench_file_size);
 		return NULL;
 	}
-	if (!gb_json_get_int_array(params, "record_sizes", GB_JSON_OPTIONAL, DISK_MIN_RECORD,
-	                           DISK_MAX_RECORD, &records, error))
+	if (!gb_json_get_int_array(params, "record_sizes", GB_JSON_OPTIONAL, G_MININT64,
+	                           G_MAXINT64, &records, error))
 		return NULL;
 	if (records == NULL) {
 		records = g_array_new(FALSE, FALSE, sizeof(gint64));
-		g_array_append_vals(records, disk_default_records,
-		                    G_N_ELEMENTS(disk_default_records));
+		g_array_append_vals(records, gb_bench_disk_default_records,
+		                    G_N_ELEMENTS(gb_bench_disk_default_records));
 	}
-	if (records->len == 0 || records->len > DISK_MAX_RECORDS) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "Parameter 'record_sizes' must hold 1..%u sizes, not %u",
-		            (guint)DISK_MAX_RECORDS, records->len);
+	if (!gb_bench_check_disk_records((const gint64 *)(gpointer)records->data, records->len,
+	                                 size, gb_json_has(params, "size"), error)) {
+		g_prefix_error(error, "Parameter 'record_sizes': ");
 		return NULL;
-	}
-	for (guint i = 0; i < records->len; i++) {
-		gint64 rec = g_array_index(records, gint64, i);
-
-		if (rec % DISK_MIN_RECORD != 0) {
-			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			            "Parameter 'record_sizes' has %" G_GINT64_FORMAT
-			            ", not a multiple of %u bytes",
-			            rec, (guint)DISK_MIN_RECORD);
-			return NULL;
-		}
-		if (rec > size) {
-			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			            "Parameter 'record_sizes' has %" G_GINT64_FORMAT
-			            ", larger than the file size %" G_GINT64_FORMAT,
-			            rec, size);
-			return NULL;
-		}
-		for (guint j = 0; j < i; j++) {
-			if (g_array_index(records, gint64, j) == rec) {
-				g_set_error(
-				    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-				    "Parameter 'record_sizes' has %" G_GINT64_FORMAT " twice", rec);
-				return NULL;
-			}
-		}
 	}
 	if (!disk_get_tests(params, want, error))
 		return NULL;

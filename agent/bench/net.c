@@ -22,15 +22,15 @@
 
 #define NET_CHUNK (128 * 1024)
 #define NET_POLL_MS 20 /* cancel and deadlines are checked at least this often */
-#define NET_MAX_STREAMS 64
+#define NET_MAX_STREAMS GB_BENCH_NET_MAX_STREAMS
 #define NET_MAX_PENDING 16 /* accepted connections whose header has not arrived yet */
 #define NET_BURST 16       /* reads/writes per stream per wake-up, for fairness */
 #define NET_DEFAULT_PORT 5201
-#define NET_DEFAULT_SECS 10
-#define NET_MAX_OMIT 60
+#define NET_DEFAULT_SECS GB_BENCH_NET_DEFAULT_SECONDS
+#define NET_MAX_OMIT GB_BENCH_NET_MAX_OMIT
 #define NET_MAX_ACCEPT 600
 #define NET_DEFAULT_ACCEPT 30
-#define NET_MAX_RUNS 100
+#define NET_MAX_RUNS GB_BENCH_MAX_RUNS
 
 /* ---- parameters -------------------------------------------------------- */
 
@@ -75,7 +75,7 @@ static gboolean net_params_read(const AgentConfig *config, JsonObject *params, N
 	gint64 port = NET_DEFAULT_PORT;
 	gint64 streams = 1;
 	gint64 seconds = NET_DEFAULT_SECS;
-	gint64 omit = 1;
+	gint64 omit = GB_BENCH_NET_DEFAULT_OMIT;
 	gint64 accept_timeout = NET_DEFAULT_ACCEPT;
 
 	if (!gb_json_get_string(params, "mode", GB_JSON_OPTIONAL, &mode, error))
@@ -116,7 +116,7 @@ static gboolean net_params_read(const AgentConfig *config, JsonObject *params, N
 	if (!gb_json_get_int(params, "streams", GB_JSON_OPTIONAL, 1, NET_MAX_STREAMS, &streams,
 	                     error))
 		return FALSE;
-	if (!gb_json_get_int(params, "seconds", GB_JSON_OPTIONAL, 1, G_MAXINT32, &seconds, error))
+	if (!gb_json_get_int(params, "seconds", GB_JSON_OPTIONAL, GB_BENCH_NET_MIN_SECONDS, G_MAXINT32, &seconds, error))
 		return FALSE;
 	if (seconds > config->max_bench_seconds) {
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,

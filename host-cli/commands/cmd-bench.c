@@ -187,7 +187,10 @@ static gboolean cli_bench_prepare_aes(JsonObject *params, GError **error)
 	}
 	if (cli_bench_opts.sizes != NULL) {
 		g_autoptr(GArray) sizes = NULL;
-		if (!cli_bench_parse_size_list(cli_bench_opts.sizes, 1024 * 1024, &sizes, error)) {
+		if (!cli_bench_parse_size_list(cli_bench_opts.sizes, CLI_BENCH_MAX_SIZE, &sizes,
+		                               error) ||
+		    !gb_bench_check_aes_sizes((const gint64 *)(gpointer)sizes->data, sizes->len,
+		                              error)) {
 			g_prefix_error(error, "--sizes: ");
 			return FALSE;
 		}
@@ -195,14 +198,19 @@ static gboolean cli_bench_prepare_aes(JsonObject *params, GError **error)
 	}
 	if (cli_bench_opts.seconds != NULL) {
 		double seconds = 0;
-		if (!cli_bench_parse_seconds(cli_bench_opts.seconds, 0.001, CLI_MAX_TIMEOUT,
+		if (!cli_bench_parse_seconds(cli_bench_opts.seconds, -INFINITY, INFINITY,
 		                             &seconds, error))
 			return FALSE;
+		if (!gb_bench_check_aes_seconds(seconds, error)) {
+			g_prefix_error(error, "--seconds: ");
+			return FALSE;
+		}
 		json_object_set_double_member(params, "seconds", seconds);
 	}
 	if (cli_bench_opts.threads != NULL) {
 		guint64 threads = 0;
-		if (!cli_bench_parse_uint("threads", cli_bench_opts.threads, 1, 4096, &threads,
+		if (!cli_bench_parse_uint("threads", cli_bench_opts.threads, 1,
+		                          GB_BENCH_AES_MAX_THREADS, &threads,
 		                          error))
 			return FALSE;
 		json_object_set_int_member(params, "threads", (gint64)threads);
@@ -223,6 +231,8 @@ static gboolean cli_bench_prepare_disk(JsonObject *params, GError **error)
 {
 	static const char *const tests[] = { "write",    "rewrite",   "read", "reread",
 		                             "randread", "randwrite", NULL };
+	guint64 size = GB_BENCH_DISK_DEFAULT_SIZE;
+	g_autoptr(GArray) records = NULL;
 
 	if (cli_bench_opts.dir != NULL) {
 		if (!g_path_is_absolute(cli_bench_opts.dir)) {
@@ -234,22 +244,34 @@ static gboolean cli_bench_prepare_disk(JsonObject *params, GError **error)
 		json_object_set_string_member(params, "dir", cli_bench_opts.dir);
 	}
 	if (cli_bench_opts.size != NULL) {
-		guint64 size = 0;
-		if (!cli_bench_parse_size(cli_bench_opts.size, CLI_BENCH_MAX_SIZE, &size, error)) {
+		if (!cli_bench_parse_size(cli_bench_opts.size, CLI_BENCH_MAX_SIZE, &size, error) ||
+		    !gb_bench_check_disk_size((gint64)size, error)) {
 			g_prefix_error(error, "--size: ");
 			return FALSE;
 		}
 		json_object_set_int_member(params, "size", (gint64)size);
 	}
 	if (cli_bench_opts.record != NULL) {
-		g_autoptr(GArray) sizes = NULL;
-		if (!cli_bench_parse_size_list(cli_bench_opts.record, CLI_BENCH_MAX_SIZE, &sizes,
+		if (!cli_bench_parse_size_list(cli_bench_opts.record, CLI_BENCH_MAX_SIZE, &records,
 		                               error)) {
 			g_prefix_error(error, "--record: ");
 			return FALSE;
 		}
 		json_object_set_array_member(params, "record_sizes",
-		                             cli_bench_sizes_to_json(sizes));
+		                             cli_bench_sizes_to_json(records));
+	} else {
+		records = g_array_new(FALSE, FALSE, sizeof(guint64));
+		g_array_append_vals(records, gb_bench_disk_default_records,
+		                    G_N_ELEMENTS(gb_bench_disk_default_records));
+	}
+	/* --size 1M alone is refused here too: the default records go up to 16M */
+	if (!gb_bench_check_disk_records((const gint64 *)(gpointer)records->data, records->len,
+	                                 (gint64)size, cli_bench_opts.size != NULL, error)) {
+		if (cli_bench_opts.record != NULL)
+			g_prefix_error(error, "--record: ");
+		else
+			g_prefix_error(error, "--size: with the default --record 4k,4M,16M, ");
+		return FALSE;
 	}
 	if (cli_bench_opts.tests != NULL) {
 		g_auto(GStrv) names = NULL;
@@ -272,7 +294,8 @@ static gboolean cli_bench_prepare_mem(JsonObject *params, GError **error)
 
 	if (cli_bench_opts.size != NULL) {
 		guint64 size = 0;
-		if (!cli_bench_parse_size(cli_bench_opts.size, CLI_BENCH_MAX_SIZE, &size, error)) {
+		if (!cli_bench_parse_size(cli_bench_opts.size, CLI_BENCH_MAX_SIZE, &size, error) ||
+		    !gb_bench_check_mem_size((gint64)size, error)) {
 			g_prefix_error(error, "--size: ");
 			return FALSE;
 		}
@@ -394,22 +417,25 @@ static gboolean cli_bench_prepare_net(guint n_targets, JsonObject *params, GErro
 	}
 	cli_bench.streams = 1;
 	if (cli_bench_opts.streams != NULL) {
-		if (!cli_bench_parse_uint("streams", cli_bench_opts.streams, 1, 64, &value, error))
+		if (!cli_bench_parse_uint("streams", cli_bench_opts.streams, 1,
+		                          GB_BENCH_NET_MAX_STREAMS, &value, error))
 			return FALSE;
 		cli_bench.streams = (guint)value;
 		json_object_set_int_member(params, "streams", (gint64)value);
 	}
 	/* the defaults of protocol/BENCH-disk-net.md: both ends must agree on them */
-	cli_bench.seconds = 10;
+	cli_bench.seconds = GB_BENCH_NET_DEFAULT_SECONDS;
 	if (cli_bench_opts.seconds != NULL) {
-		if (!cli_bench_parse_uint("seconds", cli_bench_opts.seconds, 1, 86400, &value,
+		if (!cli_bench_parse_uint("seconds", cli_bench_opts.seconds,
+		                          GB_BENCH_NET_MIN_SECONDS, GB_BENCH_MAX_SECONDS, &value,
 		                          error))
 			return FALSE;
 		cli_bench.seconds = (guint)value;
 	}
-	cli_bench.omit = 1;
+	cli_bench.omit = GB_BENCH_NET_DEFAULT_OMIT;
 	if (cli_bench_opts.omit != NULL) {
-		if (!cli_bench_parse_uint("omit", cli_bench_opts.omit, 0, 60, &value, error))
+		if (!cli_bench_parse_uint("omit", cli_bench_opts.omit, 0, GB_BENCH_NET_MAX_OMIT,
+		                          &value, error))
 			return FALSE;
 		cli_bench.omit = (guint)value;
 	}
@@ -442,7 +468,8 @@ gboolean cli_bench_prepare(CliApp *app, GPtrArray *args, GError **error)
 	cli_bench.runs = 1;
 	if (cli_bench_opts.runs != NULL) {
 		guint64 runs = 0;
-		if (!cli_bench_parse_uint("runs", cli_bench_opts.runs, 1, 100, &runs, error))
+		if (!cli_bench_parse_uint("runs", cli_bench_opts.runs, 1, GB_BENCH_MAX_RUNS, &runs,
+		                          error))
 			return FALSE;
 		cli_bench.runs = (gint64)runs;
 		json_object_set_int_member(params, "runs", cli_bench.runs);

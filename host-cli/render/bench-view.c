@@ -14,13 +14,7 @@
 
 char *cli_bench_format_size(guint64 bytes)
 {
-	if (bytes >= (G_GUINT64_CONSTANT(1) << 30) && bytes % (G_GUINT64_CONSTANT(1) << 30) == 0)
-		return g_strdup_printf("%" G_GUINT64_FORMAT "G", bytes >> 30);
-	if (bytes >= (G_GUINT64_CONSTANT(1) << 20) && bytes % (G_GUINT64_CONSTANT(1) << 20) == 0)
-		return g_strdup_printf("%" G_GUINT64_FORMAT "M", bytes >> 20);
-	if (bytes >= 1024 && bytes % 1024 == 0)
-		return g_strdup_printf("%" G_GUINT64_FORMAT "k", bytes >> 10);
-	return g_strdup_printf("%" G_GUINT64_FORMAT, bytes);
+	return gb_bench_format_size(bytes);
 }
 
 /* ---- reading results ----------------------------------------------------------------- */
