@@ -283,8 +283,8 @@ static JsonObject *aes_validate(const AgentConfig *config, JsonObject *params, G
 		            "Parameter 'cipher' must be one of: %s", list);
 		return NULL;
 	}
-	if (!gb_json_get_int_array(params, "sizes", GB_JSON_OPTIONAL, G_MININT64, G_MAXINT64, &sizes,
-	                           error))
+	if (!gb_json_get_int_array(params, "sizes", GB_JSON_OPTIONAL, G_MININT64, G_MAXINT64,
+	                           &sizes, error))
 		return NULL;
 	if (sizes == NULL) {
 		sizes = g_array_new(FALSE, FALSE, sizeof(gint64));

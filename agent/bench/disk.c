@@ -478,8 +478,8 @@ static JsonObject *disk_validate(const AgentConfig *config, JsonObject *params, 
 		            size, config->max_bench_file_size);
 		return NULL;
 	}
-	if (!gb_json_get_int_array(params, "record_sizes", GB_JSON_OPTIONAL, G_MININT64,
-	                           G_MAXINT64, &records, error))
+	if (!gb_json_get_int_array(params, "record_sizes", GB_JSON_OPTIONAL, G_MININT64, G_MAXINT64,
+	                           &records, error))
 		return NULL;
 	if (records == NULL) {
 		records = g_array_new(FALSE, FALSE, sizeof(gint64));

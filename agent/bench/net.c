@@ -116,7 +116,8 @@ static gboolean net_params_read(const AgentConfig *config, JsonObject *params, N
 	if (!gb_json_get_int(params, "streams", GB_JSON_OPTIONAL, 1, NET_MAX_STREAMS, &streams,
 	                     error))
 		return FALSE;
-	if (!gb_json_get_int(params, "seconds", GB_JSON_OPTIONAL, GB_BENCH_NET_MIN_SECONDS, G_MAXINT32, &seconds, error))
+	if (!gb_json_get_int(params, "seconds", GB_JSON_OPTIONAL, GB_BENCH_NET_MIN_SECONDS,
+	                     G_MAXINT32, &seconds, error))
 		return FALSE;
 	if (seconds > config->max_bench_seconds) {
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,

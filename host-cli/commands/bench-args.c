@@ -158,13 +158,15 @@ gboolean cli_bench_parse_seconds(const char *text, double min, double max, doubl
 	    !isfinite(value) || value < min || value > max) {
 		/* without an upper bound the caller checks the range against the shared limits */
 		if (isinf(max))
-			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			            "invalid value '%s' for --seconds (expected a number of seconds)",
-			            text);
+			g_set_error(
+			    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			    "invalid value '%s' for --seconds (expected a number of seconds)",
+			    text);
 		else
-			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			            "invalid value '%s' for --seconds (expected seconds from %g to %g)",
-			            text, min, max);
+			g_set_error(
+			    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			    "invalid value '%s' for --seconds (expected seconds from %g to %g)",
+			    text, min, max);
 		return FALSE;
 	}
 	*out = value;

@@ -198,8 +198,8 @@ static gboolean cli_bench_prepare_aes(JsonObject *params, GError **error)
 	}
 	if (cli_bench_opts.seconds != NULL) {
 		double seconds = 0;
-		if (!cli_bench_parse_seconds(cli_bench_opts.seconds, -INFINITY, INFINITY,
-		                             &seconds, error))
+		if (!cli_bench_parse_seconds(cli_bench_opts.seconds, -INFINITY, INFINITY, &seconds,
+		                             error))
 			return FALSE;
 		if (!gb_bench_check_aes_seconds(seconds, error)) {
 			g_prefix_error(error, "--seconds: ");
@@ -210,8 +210,7 @@ static gboolean cli_bench_prepare_aes(JsonObject *params, GError **error)
 	if (cli_bench_opts.threads != NULL) {
 		guint64 threads = 0;
 		if (!cli_bench_parse_uint("threads", cli_bench_opts.threads, 1,
-		                          GB_BENCH_AES_MAX_THREADS, &threads,
-		                          error))
+		                          GB_BENCH_AES_MAX_THREADS, &threads, error))
 			return FALSE;
 		json_object_set_int_member(params, "threads", (gint64)threads);
 	}
