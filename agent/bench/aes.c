@@ -360,6 +360,7 @@ typedef struct {
 	guint8 key[EVP_MAX_KEY_LENGTH];
 	/* worker 0 reports progress as base + span * elapsed / seconds */
 	gboolean report_progress;
+	gboolean report_rate; /* the only worker: its rate is the rate */
 	double progress_base;
 	double progress_span;
 	const char *phase;
@@ -472,6 +473,12 @@ static gboolean aes_worker_loop(AesWorker *w, GError **error)
 			double frac = (double)(now - start) / (double)(deadline - start);
 			agent_bench_progress(w->ctx, w->progress_base + w->progress_span * frac,
 			                     w->phase);
+			/* one worker's count is its own: a live rate only for one thread */
+			if (w->report_rate && now > start)
+				agent_bench_rate(w->ctx,
+				                 (double)w->count * (double)w->size *
+				                     G_USEC_PER_SEC / (double)(now - start),
+				                 "B/s");
 			last_progress = now;
 		}
 	}
@@ -508,6 +515,7 @@ static gboolean aes_measure(AgentBenchContext *ctx, EVP_CIPHER *cipher, gboolean
 		workers[i].size = size;
 		workers[i].seconds = seconds;
 		workers[i].report_progress = i == 0;
+		workers[i].report_rate = nthreads == 1;
 		workers[i].progress_base = progress_base;
 		workers[i].progress_span = progress_span;
 		workers[i].phase = phase;
@@ -556,6 +564,7 @@ static JsonNode *aes_run(AgentBenchContext *ctx, JsonObject *params, GError **er
 	JsonObject *kat_obj;
 
 	json_object_set_array_member(result, "metrics", metrics);
+	agent_bench_keep_partial(ctx, metrics);
 	if (!gb_json_get_string(params, "cipher", GB_JSON_OPTIONAL, &cipher_name, error) ||
 	    !gb_json_get_string(params, "loop", GB_JSON_OPTIONAL, &loop, error) ||
 	    !gb_json_get_double(params, "seconds", GB_JSON_OPTIONAL, AES_MIN_SECONDS, G_MAXDOUBLE,

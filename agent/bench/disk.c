@@ -32,6 +32,7 @@
 #define DISK_MAX_RUNS GB_BENCH_MAX_RUNS
 #define DISK_SHUFFLE_SEED 0x67626e63u /* fixed so that runs visit records in the same order */
 #define DISK_PROGRESS_NS (10 * 1000 * 1000)
+#define DISK_RATE_NS (100 * 1000 * 1000)
 #define DISK_DEFAULT_ALIGN 4096
 #define DISK_HUGE_PAGE (2 * 1024 * 1024) /* the PMD size of x86-64 and of 4 KiB-page arm64 */
 #ifndef MADV_COLLAPSE
@@ -607,6 +608,7 @@ static gint64 disk_pass(DiskRun *r, gboolean is_write, guint8 *buf, gsize rec, g
                         const guint64 *order, AgentHistogram *hist, GError **error)
 {
 	gint64 t0 = disk_now_ns();
+	gint64 rate_ns = t0;
 
 	for (guint64 i = 0; i < nrec; i++) {
 		guint64 idx = order != NULL ? order[i] : i;
@@ -619,6 +621,11 @@ static gint64 disk_pass(DiskRun *r, gboolean is_write, guint8 *buf, gsize rec, g
 		if (!disk_check_stop(r, error))
 			return -1;
 		disk_progress(r, (double)(i + 1) / (double)nrec, FALSE);
+		if (op0 - rate_ns >= DISK_RATE_NS) {
+			rate_ns = op0;
+			agent_bench_rate(
+			    r->ctx, (double)((i + 1) * rec) * 1e9 / (double)(op0 - t0 + 1), "B/s");
+		}
 	}
 	if (is_write && r->fsync) {
 		/* iozone -e: the flush is part of the measured time */
@@ -996,6 +1003,7 @@ static JsonNode *disk_run(AgentBenchContext *ctx, JsonObject *params, GError **e
 	json_object_set_boolean_member(result, "fsync", do_fsync);
 	metrics = json_array_new();
 	json_object_set_array_member(result, "metrics", metrics);
+	agent_bench_keep_partial(ctx, metrics);
 
 	r.ctx = ctx;
 	r.dir = rdir;

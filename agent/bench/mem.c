@@ -508,6 +508,7 @@ static JsonNode *mem_run(AgentBenchContext *ctx, JsonObject *params, GError **er
 	guint n;
 
 	json_object_set_array_member(result, "metrics", metrics);
+	agent_bench_keep_partial(ctx, metrics);
 	if (!gb_json_get_int(params, "size", GB_JSON_REQUIRED, MEM_MIN_SIZE, G_MAXINT64, &size,
 	                     error) ||
 	    !gb_json_get_strv(params, "pages", GB_JSON_REQUIRED, &pages, error))

@@ -19,6 +19,23 @@ char *cli_bench_format_size(guint64 bytes)
 
 /* ---- reading results ----------------------------------------------------------------- */
 
+/* A result marked partial: the job was cancelled after measuring some of it. */
+static gboolean cli_bench_is_partial(const CliResult *guest)
+{
+	JsonObject *result = NULL;
+	gboolean partial = FALSE;
+
+	return guest->result != NULL &&
+	       gb_json_node_get_object(guest->result, "result", &result, NULL) &&
+	       gb_json_get_bool(result, "partial", GB_JSON_OPTIONAL, &partial, NULL) && partial;
+}
+
+/* Ok guests, and interrupted ones with a partial result, have numbers to show. */
+static gboolean cli_bench_has_numbers(const CliResult *guest)
+{
+	return guest->status == CLI_GUEST_OK || cli_bench_is_partial(guest);
+}
+
 /* One sample of an ok guest's result; strings and labels borrowed from guest->result. */
 typedef struct {
 	const char *metric;
@@ -41,7 +58,7 @@ static GArray *cli_bench_samples(const CliResult *guest, gint64 *runs_out)
 
 	if (runs_out != NULL)
 		*runs_out = 1;
-	if (guest->status != CLI_GUEST_OK || guest->result == NULL ||
+	if (!cli_bench_has_numbers(guest) || guest->result == NULL ||
 	    !gb_json_node_get_object(guest->result, "result", &result, NULL) ||
 	    !gb_json_get_array(result, "metrics", GB_JSON_REQUIRED, &metrics, NULL))
 		return samples;
@@ -201,7 +218,7 @@ static void cli_bench_render_aes(const CliResults *results, GString *out)
 		g_autoptr(GArray) mine = cli_bench_label_values(samples, NULL, "block_size");
 		g_autofree char *name = NULL;
 
-		if (guest->status != CLI_GUEST_OK)
+		if (!cli_bench_has_numbers(guest))
 			continue;
 		any = TRUE;
 		name = cli_escape_terminal(guest->name);
@@ -228,7 +245,7 @@ static void cli_bench_render_aes(const CliResults *results, GString *out)
 		g_autofree char *cipher = NULL;
 		gboolean repeated = FALSE;
 
-		if (guest->status != CLI_GUEST_OK)
+		if (!cli_bench_has_numbers(guest))
 			continue;
 		samples = cli_bench_samples(guest, NULL);
 		values = g_new(double, MAX(sizes->len, 1));
@@ -270,7 +287,7 @@ static void cli_bench_render_disk(const CliResults *results, CliTable *table)
 		g_autoptr(GArray) samples = NULL;
 		g_autoptr(GArray) records = NULL;
 
-		if (guest->status != CLI_GUEST_OK)
+		if (!cli_bench_has_numbers(guest))
 			continue;
 		samples = cli_bench_samples(guest, NULL);
 		records = cli_bench_label_values(samples, "disk-throughput", "record_size");
@@ -301,7 +318,7 @@ static void cli_bench_render_mem(const CliResults *results, CliTable *table, GSt
 		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		g_autoptr(GArray) samples = NULL;
 
-		if (guest->status != CLI_GUEST_OK)
+		if (!cli_bench_has_numbers(guest))
 			continue;
 		samples = cli_bench_samples(guest, NULL);
 		for (guint k = 0; kinds[k] != NULL; k++) {
@@ -341,7 +358,7 @@ static void cli_bench_render_net(const CliResults *results, CliTable *table)
 		g_autoptr(GArray) samples = NULL;
 		gboolean first = TRUE;
 
-		if (guest->status != CLI_GUEST_OK)
+		if (!cli_bench_has_numbers(guest))
 			continue;
 		samples = cli_bench_samples(guest, NULL);
 		for (guint j = 0; j < samples->len; j++) {
@@ -387,6 +404,23 @@ static void cli_bench_render_net(const CliResults *results, CliTable *table)
 			g_ptr_array_add(cells, NULL);
 			cli_table_add_rowv(table, (const char *const *)cells->pdata);
 		}
+	}
+}
+
+/* Says which rows hold only what finished before an interrupt. */
+static void cli_bench_render_partial(const CliResults *results, GString *out)
+{
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
+		g_autofree char *name = NULL;
+
+		if (guest->status == CLI_GUEST_OK || !cli_bench_is_partial(guest))
+			continue;
+		name = cli_escape_terminal(guest->name);
+		g_string_append_printf(out,
+		                       "PARTIAL: %s was interrupted; its rows hold only what "
+		                       "finished before.\n",
+		                       name);
 	}
 }
 
@@ -443,6 +477,7 @@ GString *cli_bench_view_render_text(const CliResults *results, const char *test,
 		if (notes->len > 0)
 			g_string_append_printf(out, "unavailable:\n%s", notes->str);
 	}
+	cli_bench_render_partial(results, out);
 	cli_bench_render_errors(results, out, color);
 	return out;
 }
