@@ -269,10 +269,18 @@ static gboolean cli_bench_prepare_disk(JsonObject *params, GError **error)
 	/* --size 1M alone is refused here too: the default records go up to 16M */
 	if (!gb_bench_check_disk_records((const gint64 *)(gpointer)records->data, records->len,
 	                                 (gint64)size, cli_bench_opts.size != NULL, error)) {
+		g_autoptr(GString) defaults = g_string_new(NULL);
+
+		for (guint i = 0; i < G_N_ELEMENTS(gb_bench_disk_default_records); i++) {
+			g_autofree char *one =
+			    gb_bench_format_size((guint64)gb_bench_disk_default_records[i]);
+			g_string_append_printf(defaults, "%s%s", i > 0 ? "," : "", one);
+		}
 		if (cli_bench_opts.record != NULL)
 			g_prefix_error(error, "--record: ");
 		else
-			g_prefix_error(error, "--size: with the default --record 4k,4M,16M, ");
+			g_prefix_error(error, "--size: with the default --record %s, ",
+			               defaults->str);
 		return FALSE;
 	}
 	if (cli_bench_opts.tests != NULL) {
