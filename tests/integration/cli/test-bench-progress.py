@@ -12,6 +12,7 @@ import pty
 import re
 import select
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -124,6 +125,17 @@ def main():
         ups = progress_updates(out)
         check("disk: the record sizes as typed (4096 and 2M)",
               rc == 0 and not any("2097152" in u for u in ups), "\n".join(ups) + out[-500:])
+
+        # net: the rate of the transfer so far
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        rc, out = on_pty(["bench", "net", "--host-listen", "127.0.0.1:%d" % port, "--seconds",
+                          "2", "--omit", "0", "--no-save", sock], {"COLUMNS": "80"})
+        ups = progress_updates(out)
+        check("net: a live rate during the transfer",
+              rc == 0 and any(re.search(r"transfer \[[0-9]+%\]\[r=[0-9.]+[kMGT]?B/s\]", u)
+                              for u in ups), "\n".join(ups) + out[-300:])
 
         # a socket path that leaves no room: cut with an ellipsis, still one line
         args = ["bench", "aes", "--sizes", "1024k", "--seconds", "2", "--no-save", long_sock]
