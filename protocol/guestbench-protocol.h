@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include "gb-bench-limits.h"
 #include "gb-error.h"
 #include "gb-framer.h"
 #include "gb-json.h"

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "gb-bench-limits.h"
 #include "gb-error.h"
 #include "gb-json.h"
 
@@ -19,10 +20,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(EVP_CIPHER_CTX, EVP_CIPHER_CTX_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(EVP_CIPHER, EVP_CIPHER_free)
 
 #define AES_DEFAULT_CIPHER "aes-128-gcm"
-#define AES_DEFAULT_SECONDS 3.0 /* openssl speed's SECONDS */
-#define AES_MIN_SECONDS 0.1
-#define AES_MAX_SIZE (1024 * 1024)
-#define AES_MAX_SIZES 16
+#define AES_DEFAULT_SECONDS GB_BENCH_AES_DEFAULT_SECONDS
+#define AES_MIN_SECONDS GB_BENCH_AES_MIN_SECONDS
+#define AES_MAX_SIZE GB_BENCH_AES_MAX_SIZE
 #define AES_TAG_LEN 16
 /* Each batch of operations between two clock reads stays under about 1 ms. */
 #define AES_BATCH_TARGET_US 500
@@ -267,7 +267,7 @@ static JsonObject *aes_validate(const AgentConfig *config, JsonObject *params, G
 	double seconds = AES_DEFAULT_SECONDS;
 	double max_seconds = (double)config->max_bench_seconds;
 	gint64 threads = 1;
-	gint64 max_threads = (gint64)g_get_num_processors();
+	gint64 max_threads = MIN((gint64)g_get_num_processors(), GB_BENCH_AES_MAX_THREADS);
 	gboolean aad = FALSE;
 	g_autoptr(GArray) sizes = NULL;
 	g_autoptr(JsonObject) out = json_object_new();
@@ -283,17 +283,15 @@ static JsonObject *aes_validate(const AgentConfig *config, JsonObject *params, G
 		            "Parameter 'cipher' must be one of: %s", list);
 		return NULL;
 	}
-	if (!gb_json_get_int_array(params, "sizes", GB_JSON_OPTIONAL, 1, AES_MAX_SIZE, &sizes,
-	                           error))
+	if (!gb_json_get_int_array(params, "sizes", GB_JSON_OPTIONAL, G_MININT64, G_MAXINT64,
+	                           &sizes, error))
 		return NULL;
 	if (sizes == NULL) {
 		sizes = g_array_new(FALSE, FALSE, sizeof(gint64));
 		g_array_append_vals(sizes, aes_default_sizes, G_N_ELEMENTS(aes_default_sizes));
 	}
-	if (sizes->len == 0 || sizes->len > AES_MAX_SIZES) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "Parameter 'sizes' has %u entries (allowed 1..%d)", sizes->len,
-		            AES_MAX_SIZES);
+	if (!gb_bench_check_aes_sizes((const gint64 *)(gpointer)sizes->data, sizes->len, error)) {
+		g_prefix_error(error, "Parameter 'sizes': ");
 		return NULL;
 	}
 	if (max_seconds < AES_MIN_SECONDS) {
@@ -303,6 +301,14 @@ static JsonObject *aes_validate(const AgentConfig *config, JsonObject *params, G
 		            config->max_bench_seconds, AES_MIN_SECONDS);
 		return NULL;
 	}
+	if (!gb_json_get_double(params, "seconds", GB_JSON_OPTIONAL, -G_MAXDOUBLE, G_MAXDOUBLE,
+	                        &seconds, error))
+		return NULL;
+	if (!gb_bench_check_aes_seconds(seconds, error)) {
+		g_prefix_error(error, "Parameter 'seconds': ");
+		return NULL;
+	}
+	/* the agent's own cap, which only the guest knows */
 	if (!gb_json_get_double(params, "seconds", GB_JSON_OPTIONAL, AES_MIN_SECONDS, max_seconds,
 	                        &seconds, error))
 		return NULL;
@@ -354,6 +360,7 @@ typedef struct {
 	guint8 key[EVP_MAX_KEY_LENGTH];
 	/* worker 0 reports progress as base + span * elapsed / seconds */
 	gboolean report_progress;
+	gboolean report_rate; /* the only worker: its rate is the rate */
 	double progress_base;
 	double progress_span;
 	const char *phase;
@@ -466,6 +473,12 @@ static gboolean aes_worker_loop(AesWorker *w, GError **error)
 			double frac = (double)(now - start) / (double)(deadline - start);
 			agent_bench_progress(w->ctx, w->progress_base + w->progress_span * frac,
 			                     w->phase);
+			/* one worker's count is its own: a live rate only for one thread */
+			if (w->report_rate && now > start)
+				agent_bench_rate(w->ctx,
+				                 (double)w->count * (double)w->size *
+				                     G_USEC_PER_SEC / (double)(now - start),
+				                 "B/s");
 			last_progress = now;
 		}
 	}
@@ -502,6 +515,7 @@ static gboolean aes_measure(AgentBenchContext *ctx, EVP_CIPHER *cipher, gboolean
 		workers[i].size = size;
 		workers[i].seconds = seconds;
 		workers[i].report_progress = i == 0;
+		workers[i].report_rate = nthreads == 1;
 		workers[i].progress_base = progress_base;
 		workers[i].progress_span = progress_span;
 		workers[i].phase = phase;
@@ -550,6 +564,7 @@ static JsonNode *aes_run(AgentBenchContext *ctx, JsonObject *params, GError **er
 	JsonObject *kat_obj;
 
 	json_object_set_array_member(result, "metrics", metrics);
+	agent_bench_keep_partial(ctx, metrics);
 	if (!gb_json_get_string(params, "cipher", GB_JSON_OPTIONAL, &cipher_name, error) ||
 	    !gb_json_get_string(params, "loop", GB_JSON_OPTIONAL, &loop, error) ||
 	    !gb_json_get_double(params, "seconds", GB_JSON_OPTIONAL, AES_MIN_SECONDS, G_MAXDOUBLE,

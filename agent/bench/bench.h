@@ -20,6 +20,16 @@ struct _AgentBenchContext {
 	gint cancel; /* atomic; set by gb-bench-cancel / agent shutdown */
 	/* Called from the worker thread; monotonic fraction 0..1 and a short phase text. */
 	void (*progress)(AgentBenchContext *ctx, double fraction, const char *phase);
+	/* Called from the worker thread: the current phase's rate so far (e.g. B/s). */
+	void (*rate)(AgentBenchContext *ctx, double value, const char *unit);
+	/*
+	 * The current run's metrics array, set by the benchmark with
+	 * agent_bench_keep_partial() as it starts filling it: a cancelled job
+	 * keeps what it holds as a partial result. Worker thread only; only a
+	 * job (keeps_partial) takes it, tests run benchmarks without one.
+	 */
+	JsonArray *partial;
+	gboolean keeps_partial;
 	gpointer job;     /* owner's data for progress() */
 	gboolean dry_run; /* validate parameters only (fuzzing, --check) */
 };
@@ -69,6 +79,23 @@ static inline void agent_bench_progress(AgentBenchContext *ctx, double fraction,
 {
 	if (ctx->progress != NULL)
 		ctx->progress(ctx, fraction, phase);
+}
+
+/* Calls ctx->rate when there is one. */
+static inline void agent_bench_rate(AgentBenchContext *ctx, double value, const char *unit)
+{
+	if (ctx->rate != NULL)
+		ctx->rate(ctx, value, unit);
+}
+
+/* The metrics array run() fills as it goes: kept as a partial result if the job is cancelled. */
+static inline void agent_bench_keep_partial(AgentBenchContext *ctx, JsonArray *metrics)
+{
+	if (!ctx->keeps_partial)
+		return;
+	if (ctx->partial != NULL)
+		json_array_unref(ctx->partial);
+	ctx->partial = json_array_ref(metrics);
 }
 
 /* Sets G_IO_ERROR_CANCELLED ("Benchmark cancelled") and returns FALSE when cancelled. */

@@ -25,14 +25,14 @@
 #include "bench.h"
 #include "guestbench-protocol.h"
 
-#define DISK_DEFAULT_SIZE (100 * 1024 * 1024)
-#define DISK_MIN_SIZE 4096
-#define DISK_MIN_RECORD 512
-#define DISK_MAX_RECORD (64 * 1024 * 1024)
-#define DISK_MAX_RECORDS 16
-#define DISK_MAX_RUNS 100
+#define DISK_DEFAULT_SIZE GB_BENCH_DISK_DEFAULT_SIZE
+#define DISK_MIN_SIZE GB_BENCH_DISK_MIN_SIZE
+#define DISK_MIN_RECORD GB_BENCH_DISK_MIN_RECORD
+#define DISK_MAX_RECORD GB_BENCH_DISK_MAX_RECORD
+#define DISK_MAX_RUNS GB_BENCH_MAX_RUNS
 #define DISK_SHUFFLE_SEED 0x67626e63u /* fixed so that runs visit records in the same order */
 #define DISK_PROGRESS_NS (10 * 1000 * 1000)
+#define DISK_RATE_NS (100 * 1000 * 1000)
 #define DISK_DEFAULT_ALIGN 4096
 #define DISK_HUGE_PAGE (2 * 1024 * 1024) /* the PMD size of x86-64 and of 4 KiB-page arm64 */
 #ifndef MADV_COLLAPSE
@@ -53,7 +53,6 @@ typedef enum {
 static const char *const disk_test_names[] = {
 	"write", "rewrite", "read", "reread", "randread", "randwrite", NULL,
 };
-static const gint64 disk_default_records[] = { 4096, 4096 * 1024, 16384 * 1024 };
 
 /* ---- log-linear histogram ---------------------------------------------- */
 
@@ -466,9 +465,13 @@ static JsonObject *disk_validate(const AgentConfig *config, JsonObject *params, 
 		return NULL;
 	if (!gb_json_get_string(params, "dir", GB_JSON_OPTIONAL, &dir, error))
 		return NULL;
-	if (!gb_json_get_int(params, "size", GB_JSON_OPTIONAL, DISK_MIN_SIZE, G_MAXINT64, &size,
+	if (!gb_json_get_int(params, "size", GB_JSON_OPTIONAL, G_MININT64, G_MAXINT64, &size,
 	                     error))
 		return NULL;
+	if (!gb_bench_check_disk_size(size, error)) {
+		g_prefix_error(error, "Parameter 'size': ");
+		return NULL;
+	}
 	if (size > config->max_bench_file_size) {
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 		            "Parameter 'size' is out of range: %" G_GINT64_FORMAT
@@ -476,45 +479,18 @@ static JsonObject *disk_validate(const AgentConfig *config, JsonObject *params, 
 		            size, config->max_bench_file_size);
 		return NULL;
 	}
-	if (!gb_json_get_int_array(params, "record_sizes", GB_JSON_OPTIONAL, DISK_MIN_RECORD,
-	                           DISK_MAX_RECORD, &records, error))
+	if (!gb_json_get_int_array(params, "record_sizes", GB_JSON_OPTIONAL, G_MININT64, G_MAXINT64,
+	                           &records, error))
 		return NULL;
 	if (records == NULL) {
 		records = g_array_new(FALSE, FALSE, sizeof(gint64));
-		g_array_append_vals(records, disk_default_records,
-		                    G_N_ELEMENTS(disk_default_records));
+		g_array_append_vals(records, gb_bench_disk_default_records,
+		                    G_N_ELEMENTS(gb_bench_disk_default_records));
 	}
-	if (records->len == 0 || records->len > DISK_MAX_RECORDS) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "Parameter 'record_sizes' must hold 1..%u sizes, not %u",
-		            (guint)DISK_MAX_RECORDS, records->len);
+	if (!gb_bench_check_disk_records((const gint64 *)(gpointer)records->data, records->len,
+	                                 size, gb_json_has(params, "size"), error)) {
+		g_prefix_error(error, "Parameter 'record_sizes': ");
 		return NULL;
-	}
-	for (guint i = 0; i < records->len; i++) {
-		gint64 rec = g_array_index(records, gint64, i);
-
-		if (rec % DISK_MIN_RECORD != 0) {
-			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			            "Parameter 'record_sizes' has %" G_GINT64_FORMAT
-			            ", not a multiple of %u bytes",
-			            rec, (guint)DISK_MIN_RECORD);
-			return NULL;
-		}
-		if (rec > size) {
-			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			            "Parameter 'record_sizes' has %" G_GINT64_FORMAT
-			            ", larger than the file size %" G_GINT64_FORMAT,
-			            rec, size);
-			return NULL;
-		}
-		for (guint j = 0; j < i; j++) {
-			if (g_array_index(records, gint64, j) == rec) {
-				g_set_error(
-				    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-				    "Parameter 'record_sizes' has %" G_GINT64_FORMAT " twice", rec);
-				return NULL;
-			}
-		}
 	}
 	if (!disk_get_tests(params, want, error))
 		return NULL;
@@ -632,6 +608,7 @@ static gint64 disk_pass(DiskRun *r, gboolean is_write, guint8 *buf, gsize rec, g
                         const guint64 *order, AgentHistogram *hist, GError **error)
 {
 	gint64 t0 = disk_now_ns();
+	gint64 rate_ns = t0;
 
 	for (guint64 i = 0; i < nrec; i++) {
 		guint64 idx = order != NULL ? order[i] : i;
@@ -644,6 +621,11 @@ static gint64 disk_pass(DiskRun *r, gboolean is_write, guint8 *buf, gsize rec, g
 		if (!disk_check_stop(r, error))
 			return -1;
 		disk_progress(r, (double)(i + 1) / (double)nrec, FALSE);
+		if (op0 - rate_ns >= DISK_RATE_NS) {
+			rate_ns = op0;
+			agent_bench_rate(
+			    r->ctx, (double)((i + 1) * rec) * 1e9 / (double)(op0 - t0 + 1), "B/s");
+		}
 	}
 	if (is_write && r->fsync) {
 		/* iozone -e: the flush is part of the measured time */
@@ -1021,6 +1003,7 @@ static JsonNode *disk_run(AgentBenchContext *ctx, JsonObject *params, GError **e
 	json_object_set_boolean_member(result, "fsync", do_fsync);
 	metrics = json_array_new();
 	json_object_set_array_member(result, "metrics", metrics);
+	agent_bench_keep_partial(ctx, metrics);
 
 	r.ctx = ctx;
 	r.dir = rdir;

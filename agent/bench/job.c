@@ -40,6 +40,8 @@ typedef struct {
 	AgentJobState state;
 	double progress;
 	char *phase;
+	double rate; /* of the current phase, NAN when the benchmark gave none */
+	char *rate_unit;
 	JsonNode *result;
 	char *error;
 	gboolean read;
@@ -61,7 +63,10 @@ static void agent_job_free(AgentJob *job)
 	if (job->result != NULL)
 		json_node_unref(job->result);
 	g_free(job->phase);
+	g_free(job->rate_unit);
 	g_free(job->error);
+	if (job->bctx.partial != NULL)
+		json_array_unref(job->bctx.partial);
 	g_free(job);
 }
 
@@ -148,6 +153,10 @@ static JsonNode *agent_job_to_json(AgentJob *job, gboolean with_result)
 	json_object_set_double_member(obj, "progress", job->progress);
 	json_object_set_string_member(obj, "phase", job->phase != NULL ? job->phase : "");
 	json_object_set_double_member(obj, "age", (g_get_monotonic_time() - job->started_us) / 1e6);
+	if (job->state == AGENT_JOB_RUNNING && isfinite(job->rate) && job->rate_unit != NULL) {
+		json_object_set_double_member(obj, "rate", job->rate);
+		json_object_set_string_member(obj, "rate_unit", job->rate_unit);
+	}
 	if (job->error != NULL)
 		json_object_set_string_member(obj, "error", job->error);
 	if (with_result && job->result != NULL)
@@ -171,6 +180,9 @@ static void agent_job_progress(AgentBenchContext *bctx, double fraction, const c
 	if (total > job->progress)
 		job->progress = MIN(total, 1.0);
 	if (phase != NULL) {
+		/* a rate belongs to its phase */
+		if (g_strcmp0(phase, job->phase) != 0)
+			job->rate = NAN;
 		g_free(job->phase);
 		if (job->runs > 1) {
 			job->phase =
@@ -179,6 +191,18 @@ static void agent_job_progress(AgentBenchContext *bctx, double fraction, const c
 		} else {
 			job->phase = g_strdup(phase);
 		}
+	}
+}
+
+static void agent_job_rate(AgentBenchContext *bctx, double value, const char *unit)
+{
+	AgentJob *job = bctx->job;
+	g_autoptr(GMutexLocker) G_GNUC_UNUSED locker = g_mutex_locker_new(&job->jobs->mutex);
+
+	job->rate = isfinite(value) && value >= 0 ? value : NAN;
+	if (g_strcmp0(job->rate_unit, unit) != 0) {
+		g_free(job->rate_unit);
+		job->rate_unit = g_strdup(unit);
 	}
 }
 
@@ -296,7 +320,50 @@ static JsonArray *agent_job_aggregate(GPtrArray *run_metrics, GError **error)
 	return g_steal_pointer(&out);
 }
 
-static JsonNode *agent_job_execute(AgentJob *job, GError **error)
+/*
+ * After a cancel: the runs that finished, or else what the cut-short run had
+ * measured, marked "partial"; NULL when nothing was measured.
+ */
+static JsonNode *agent_job_partial(AgentJob *job, GPtrArray *run_metrics, JsonNode *facts,
+                                   const char *timestamp)
+{
+	JsonObject *envelope;
+	JsonObject *params_out;
+	JsonArray *metrics = NULL;
+	gint64 runs_done = (gint64)run_metrics->len;
+
+	if (runs_done > 1)
+		metrics = agent_job_aggregate(run_metrics, NULL);
+	else if (runs_done == 1)
+		metrics = json_array_ref(g_ptr_array_index(run_metrics, 0));
+	else if (job->bctx.partial != NULL && json_array_get_length(job->bctx.partial) > 0)
+		metrics = json_array_ref(job->bctx.partial);
+	if (metrics == NULL)
+		return NULL;
+	envelope = json_object_new();
+	json_object_set_string_member(envelope, "test", job->bench->name);
+	params_out = json_object_new();
+	{
+		g_autoptr(GList) members = json_object_get_members(job->params);
+		for (GList *l = members; l != NULL; l = l->next) {
+			json_object_set_member(
+			    params_out, l->data,
+			    json_node_copy(json_object_get_member(job->params, l->data)));
+		}
+	}
+	json_object_set_int_member(params_out, "runs", job->runs);
+	json_object_set_object_member(envelope, "params", params_out);
+	json_object_set_string_member(envelope, "agent_version", GB_VERSION);
+	json_object_set_string_member(envelope, "timestamp", timestamp);
+	if (facts != NULL)
+		json_object_set_member(envelope, "facts", json_node_copy(facts));
+	json_object_set_array_member(envelope, "metrics", metrics);
+	json_object_set_int_member(envelope, "runs", MAX(runs_done, 1));
+	json_object_set_boolean_member(envelope, "partial", TRUE);
+	return agent_job_node_take(envelope);
+}
+
+static JsonNode *agent_job_execute(AgentJob *job, JsonNode **partial, GError **error)
 {
 	AgentFactsContext fctx = {
 		.sysroot = job->bctx.sysroot,
@@ -328,11 +395,20 @@ static JsonNode *agent_job_execute(AgentJob *job, GError **error)
 		JsonObject *obj = NULL;
 		JsonArray *m = NULL;
 
-		if (!agent_bench_check_cancel(&job->bctx, error))
+		if (!agent_bench_check_cancel(&job->bctx, error)) {
+			*partial = agent_job_partial(job, run_metrics, facts, timestamp);
 			return NULL;
+		}
+		if (job->bctx.partial != NULL) {
+			json_array_unref(job->bctx.partial);
+			job->bctx.partial = NULL;
+		}
 		res = job->bench->run(&job->bctx, job->params, error);
-		if (res == NULL)
+		if (res == NULL) {
+			if (agent_bench_cancelled(&job->bctx))
+				*partial = agent_job_partial(job, run_metrics, facts, timestamp);
 			return NULL;
+		}
 		g_ptr_array_add(results, res);
 		if (!gb_json_node_get_object(res, "result", &obj, error) ||
 		    !gb_json_get_array(obj, "metrics", GB_JSON_REQUIRED, &m, error)) {
@@ -388,7 +464,8 @@ static gpointer agent_job_thread(gpointer data)
 	AgentJob *job = data;
 	AgentJobs *jobs = job->jobs;
 	g_autoptr(GError) error = NULL;
-	JsonNode *result = agent_job_execute(job, &error);
+	g_autoptr(JsonNode) partial = NULL;
+	JsonNode *result = agent_job_execute(job, &partial, &error);
 
 	{
 		g_autoptr(GMutexLocker) G_GNUC_UNUSED locker = g_mutex_locker_new(&jobs->mutex);
@@ -403,6 +480,8 @@ static gpointer agent_job_thread(gpointer data)
 		           g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
 			job->state = AGENT_JOB_CANCELLED;
 			job->error = g_strdup("Benchmark cancelled");
+			/* what was measured before the cancel, marked partial */
+			job->result = g_steal_pointer(&partial);
 		} else {
 			job->state = AGENT_JOB_FAILED;
 			job->error = g_strdup(error != NULL ? error->message : "Benchmark failed");
@@ -520,6 +599,9 @@ JsonNode *agent_cmd_bench_start(AgentContext *agent, JsonObject *args, GError **
 		job->bctx.config = agent->config;
 		job->bctx.sysroot = agent->config->sysroot != NULL ? agent->config->sysroot : "/";
 		job->bctx.progress = agent_job_progress;
+		job->bctx.rate = agent_job_rate;
+		job->bctx.keeps_partial = TRUE;
+		job->rate = NAN;
 		job->bctx.job = job;
 		job->thread = g_thread_try_new("gb-bench", agent_job_thread, job, error);
 		if (job->thread != NULL) {

@@ -13,14 +13,15 @@
 #include <sys/mman.h>
 
 #include "bench.h"
+#include "gb-bench-limits.h"
 #include "gb-error.h"
 #include "gb-json.h"
 
-#define MEM_PAGE 4096
+#define MEM_PAGE GB_BENCH_MEM_PAGE
 #define MEM_LINE 64
 #define MEM_MIB (1024 * 1024)
-#define MEM_DEFAULT_SIZE ((gint64)256 * MEM_MIB)
-#define MEM_MIN_SIZE ((gint64)1 * MEM_MIB)
+#define MEM_DEFAULT_SIZE GB_BENCH_MEM_DEFAULT_SIZE
+#define MEM_MIN_SIZE GB_BENCH_MEM_MIN_SIZE
 /* each bandwidth operation and the latency chase run this long */
 #define MEM_PHASE_US (250 * 1000)
 /* a generous guess of one page kind's duration, to check against max-bench-seconds */
@@ -196,6 +197,13 @@ static JsonObject *mem_validate(const AgentConfig *config, JsonObject *params, G
 		return NULL;
 	}
 	if (gb_json_has(params, "size")) {
+		if (!gb_json_get_int(params, "size", GB_JSON_REQUIRED, G_MININT64, G_MAXINT64,
+		                     &size, error))
+			return NULL;
+		if (!gb_bench_check_mem_size(size, error)) {
+			g_prefix_error(error, "Parameter 'size': ");
+			return NULL;
+		}
 		if (!gb_json_get_int(params, "size", GB_JSON_REQUIRED, MEM_MIN_SIZE, max_size,
 		                     &size, error)) {
 			g_prefix_error(error, "(the limit is half of MemAvailable) ");
@@ -206,12 +214,6 @@ static JsonObject *mem_validate(const AgentConfig *config, JsonObject *params, G
 		            "The default size %" G_GINT64_FORMAT " bytes is over half of "
 		            "MemAvailable (%" G_GINT64_FORMAT "); give a smaller 'size'",
 		            size, max_size);
-		return NULL;
-	}
-	if (size % MEM_PAGE != 0) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "Parameter 'size' must be a multiple of %d: %" G_GINT64_FORMAT,
-		            MEM_PAGE, size);
 		return NULL;
 	}
 
@@ -506,6 +508,7 @@ static JsonNode *mem_run(AgentBenchContext *ctx, JsonObject *params, GError **er
 	guint n;
 
 	json_object_set_array_member(result, "metrics", metrics);
+	agent_bench_keep_partial(ctx, metrics);
 	if (!gb_json_get_int(params, "size", GB_JSON_REQUIRED, MEM_MIN_SIZE, G_MAXINT64, &size,
 	                     error) ||
 	    !gb_json_get_strv(params, "pages", GB_JSON_REQUIRED, &pages, error))

@@ -22,15 +22,16 @@
 
 #define NET_CHUNK (128 * 1024)
 #define NET_POLL_MS 20 /* cancel and deadlines are checked at least this often */
-#define NET_MAX_STREAMS 64
+#define NET_RATE_NS (100 * 1000 * 1000)
+#define NET_MAX_STREAMS GB_BENCH_NET_MAX_STREAMS
 #define NET_MAX_PENDING 16 /* accepted connections whose header has not arrived yet */
 #define NET_BURST 16       /* reads/writes per stream per wake-up, for fairness */
 #define NET_DEFAULT_PORT 5201
-#define NET_DEFAULT_SECS 10
-#define NET_MAX_OMIT 60
+#define NET_DEFAULT_SECS GB_BENCH_NET_DEFAULT_SECONDS
+#define NET_MAX_OMIT GB_BENCH_NET_MAX_OMIT
 #define NET_MAX_ACCEPT 600
 #define NET_DEFAULT_ACCEPT 30
-#define NET_MAX_RUNS 100
+#define NET_MAX_RUNS GB_BENCH_MAX_RUNS
 
 /* ---- parameters -------------------------------------------------------- */
 
@@ -75,7 +76,7 @@ static gboolean net_params_read(const AgentConfig *config, JsonObject *params, N
 	gint64 port = NET_DEFAULT_PORT;
 	gint64 streams = 1;
 	gint64 seconds = NET_DEFAULT_SECS;
-	gint64 omit = 1;
+	gint64 omit = GB_BENCH_NET_DEFAULT_OMIT;
 	gint64 accept_timeout = NET_DEFAULT_ACCEPT;
 
 	if (!gb_json_get_string(params, "mode", GB_JSON_OPTIONAL, &mode, error))
@@ -116,7 +117,8 @@ static gboolean net_params_read(const AgentConfig *config, JsonObject *params, N
 	if (!gb_json_get_int(params, "streams", GB_JSON_OPTIONAL, 1, NET_MAX_STREAMS, &streams,
 	                     error))
 		return FALSE;
-	if (!gb_json_get_int(params, "seconds", GB_JSON_OPTIONAL, 1, G_MAXINT32, &seconds, error))
+	if (!gb_json_get_int(params, "seconds", GB_JSON_OPTIONAL, GB_BENCH_NET_MIN_SECONDS,
+	                     G_MAXINT32, &seconds, error))
 		return FALSE;
 	if (seconds > config->max_bench_seconds) {
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
@@ -904,8 +906,10 @@ static gboolean net_transfer(NetRun *r, NetSample *before, NetSample *after, GEr
 	gint64 send_end;
 	gint64 deadline;
 	gboolean sampled = FALSE;
+	gint64 rate_ns;
 
 	r->t0 = gb_netbench_now_ns();
+	rate_ns = r->t0;
 	omit_end = r->t0 + (gint64)r->p.omit * GB_NETBENCH_NS_PER_S;
 	send_end = omit_end + (gint64)r->p.seconds * GB_NETBENCH_NS_PER_S;
 	deadline = send_end + GB_NETBENCH_GRACE_S * GB_NETBENCH_NS_PER_S;
@@ -933,6 +937,16 @@ static gboolean net_transfer(NetRun *r, NetSample *before, NetSample *after, GEr
 		}
 		net_progress(r, 0.99 * (double)(now - r->t0) / (double)(send_end - r->t0),
 		             now < omit_end ? "warm-up (omitted)" : "transfer");
+		/* both directions' payload so far over the time so far, warm-up included */
+		if (now - rate_ns >= NET_RATE_NS) {
+			guint64 moved = 0;
+
+			for (guint i = 0; i < r->n_streams; i++)
+				moved += r->streams[i].bytes;
+			agent_bench_rate(r->ctx, (double)moved * 1e9 / (double)(now - r->t0),
+			                 "B/s");
+			rate_ns = now;
+		}
 		for (guint i = 0; i < r->n_streams; i++) {
 			NetStream *s = &r->streams[i];
 			gboolean sending = s->dir == GB_NETBENCH_DIR_G2H;

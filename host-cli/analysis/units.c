@@ -72,3 +72,20 @@ char *cli_format_json_value(JsonNode *node)
 	format_json_value(out, node);
 	return g_string_free(out, FALSE);
 }
+
+char *cli_format_rate(double value, const char *unit)
+{
+	const char *const prefixes[] = { "", "k", "M", "G", "T", "P" };
+	guint i = 0;
+
+	while (value >= 999.5 && i + 1 < G_N_ELEMENTS(prefixes)) {
+		value /= 1000.0;
+		i++;
+	}
+	/* the unit's own prefix goes first: "B/s" -> "MB/s", "IO/s" -> "kIO/s" */
+	if (value >= 99.5 || i == 0)
+		return g_strdup_printf("%.0f %s%s", value, prefixes[i], unit);
+	if (value >= 9.95)
+		return g_strdup_printf("%.1f %s%s", value, prefixes[i], unit);
+	return g_strdup_printf("%.2f %s%s", value, prefixes[i], unit);
+}

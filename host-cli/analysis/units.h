@@ -14,5 +14,7 @@ char *cli_format_bytes(guint64 bytes);
  * and everything else as JSON ("\"aes-128-gcm\"", [16,64]). Never NULL.
  */
 char *cli_format_json_value(JsonNode *node);
+/* "812 B/s", "16.3 MB/s", "1.21 GB/s": a rate with an SI prefix, three significant digits. */
+char *cli_format_rate(double value, const char *unit);
 
 G_END_DECLS

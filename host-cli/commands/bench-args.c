@@ -156,9 +156,17 @@ gboolean cli_bench_parse_seconds(const char *text, double min, double max, doubl
 	value = g_ascii_strtod(text, &end);
 	if (text[0] == '\0' || g_ascii_isspace(text[0]) || end == NULL || *end != '\0' ||
 	    !isfinite(value) || value < min || value > max) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "invalid value '%s' for --seconds (expected seconds from %g to %g)",
-		            text, min, max);
+		/* without an upper bound the caller checks the range against the shared limits */
+		if (isinf(max))
+			g_set_error(
+			    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			    "invalid value '%s' for --seconds (expected a number of seconds)",
+			    text);
+		else
+			g_set_error(
+			    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			    "invalid value '%s' for --seconds (expected seconds from %g to %g)",
+			    text, min, max);
 		return FALSE;
 	}
 	*out = value;

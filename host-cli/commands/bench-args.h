@@ -24,7 +24,7 @@ gboolean cli_bench_parse_word_list(const char *text, const char *const *allowed,
 /* A whole number in min..max, for --runs, --threads, --streams, --omit. */
 gboolean cli_bench_parse_uint(const char *option, const char *text, guint64 min, guint64 max,
                               guint64 *out, GError **error);
-/* Seconds from min to max, for --seconds. */
+/* Seconds from min to max, for --seconds; max INFINITY: any finite number from min. */
 gboolean cli_bench_parse_seconds(const char *text, double min, double max, double *out,
                                  GError **error);
 /* JSON arrays of the parsed values, for the benchmark's params. */

@@ -20,6 +20,7 @@
 #include "commands/commands.h"
 #include "render/bench-view.h"
 #include "analysis/runs.h"
+#include "analysis/units.h"
 #include "render/escape.h"
 #include "render/csv.h"
 
@@ -140,6 +141,8 @@ static struct {
 	guint streams;
 	guint seconds;
 	guint omit;
+	/* sizes as the user typed them: "4194304" -> "4M", for the progress line */
+	GHashTable *spellings;
 } cli_bench;
 
 /* ---- prepare ------------------------------------------------------------------------- */
@@ -205,7 +208,10 @@ static gboolean cli_bench_prepare_aes(JsonObject *params, GError **error)
 	}
 	if (cli_bench_opts.sizes != NULL) {
 		g_autoptr(GArray) sizes = NULL;
-		if (!cli_bench_parse_size_list(cli_bench_opts.sizes, 1024 * 1024, &sizes, error)) {
+		if (!cli_bench_parse_size_list(cli_bench_opts.sizes, CLI_BENCH_MAX_SIZE, &sizes,
+		                               error) ||
+		    !gb_bench_check_aes_sizes((const gint64 *)(gpointer)sizes->data, sizes->len,
+		                              error)) {
 			g_prefix_error(error, "--sizes: ");
 			return FALSE;
 		}
@@ -213,15 +219,19 @@ static gboolean cli_bench_prepare_aes(JsonObject *params, GError **error)
 	}
 	if (cli_bench_opts.seconds != NULL) {
 		double seconds = 0;
-		if (!cli_bench_parse_seconds(cli_bench_opts.seconds, 0.001, CLI_MAX_TIMEOUT,
-		                             &seconds, error))
+		if (!cli_bench_parse_seconds(cli_bench_opts.seconds, -INFINITY, INFINITY, &seconds,
+		                             error))
 			return FALSE;
+		if (!gb_bench_check_aes_seconds(seconds, error)) {
+			g_prefix_error(error, "--seconds: ");
+			return FALSE;
+		}
 		json_object_set_double_member(params, "seconds", seconds);
 	}
 	if (cli_bench_opts.threads != NULL) {
 		guint64 threads = 0;
-		if (!cli_bench_parse_uint("threads", cli_bench_opts.threads, 1, 4096, &threads,
-		                          error))
+		if (!cli_bench_parse_uint("threads", cli_bench_opts.threads, 1,
+		                          GB_BENCH_AES_MAX_THREADS, &threads, error))
 			return FALSE;
 		json_object_set_int_member(params, "threads", (gint64)threads);
 	}
@@ -239,6 +249,9 @@ static gboolean cli_bench_prepare_aes(JsonObject *params, GError **error)
 
 static gboolean cli_bench_prepare_disk(JsonObject *params, GError **error)
 {
+	guint64 size = GB_BENCH_DISK_DEFAULT_SIZE;
+	g_autoptr(GArray) records = NULL;
+
 	if (cli_bench_opts.dir != NULL) {
 		if (!g_path_is_absolute(cli_bench_opts.dir)) {
 			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
@@ -249,22 +262,42 @@ static gboolean cli_bench_prepare_disk(JsonObject *params, GError **error)
 		json_object_set_string_member(params, "dir", cli_bench_opts.dir);
 	}
 	if (cli_bench_opts.size != NULL) {
-		guint64 size = 0;
-		if (!cli_bench_parse_size(cli_bench_opts.size, CLI_BENCH_MAX_SIZE, &size, error)) {
+		if (!cli_bench_parse_size(cli_bench_opts.size, CLI_BENCH_MAX_SIZE, &size, error) ||
+		    !gb_bench_check_disk_size((gint64)size, error)) {
 			g_prefix_error(error, "--size: ");
 			return FALSE;
 		}
 		json_object_set_int_member(params, "size", (gint64)size);
 	}
 	if (cli_bench_opts.record != NULL) {
-		g_autoptr(GArray) sizes = NULL;
-		if (!cli_bench_parse_size_list(cli_bench_opts.record, CLI_BENCH_MAX_SIZE, &sizes,
+		if (!cli_bench_parse_size_list(cli_bench_opts.record, CLI_BENCH_MAX_SIZE, &records,
 		                               error)) {
 			g_prefix_error(error, "--record: ");
 			return FALSE;
 		}
 		json_object_set_array_member(params, "record_sizes",
-		                             cli_bench_sizes_to_json(sizes));
+		                             cli_bench_sizes_to_json(records));
+	} else {
+		records = g_array_new(FALSE, FALSE, sizeof(guint64));
+		g_array_append_vals(records, gb_bench_disk_default_records,
+		                    G_N_ELEMENTS(gb_bench_disk_default_records));
+	}
+	/* --size 1M alone is refused here too: the default records go up to 16M */
+	if (!gb_bench_check_disk_records((const gint64 *)(gpointer)records->data, records->len,
+	                                 (gint64)size, cli_bench_opts.size != NULL, error)) {
+		g_autoptr(GString) defaults = g_string_new(NULL);
+
+		for (guint i = 0; i < G_N_ELEMENTS(gb_bench_disk_default_records); i++) {
+			g_autofree char *one =
+			    gb_bench_format_size((guint64)gb_bench_disk_default_records[i]);
+			g_string_append_printf(defaults, "%s%s", i > 0 ? "," : "", one);
+		}
+		if (cli_bench_opts.record != NULL)
+			g_prefix_error(error, "--record: ");
+		else
+			g_prefix_error(error, "--size: with the default --record %s, ",
+			               defaults->str);
+		return FALSE;
 	}
 	if (cli_bench_opts.tests != NULL) {
 		g_auto(GStrv) names = NULL;
@@ -286,7 +319,8 @@ static gboolean cli_bench_prepare_mem(JsonObject *params, GError **error)
 {
 	if (cli_bench_opts.size != NULL) {
 		guint64 size = 0;
-		if (!cli_bench_parse_size(cli_bench_opts.size, CLI_BENCH_MAX_SIZE, &size, error)) {
+		if (!cli_bench_parse_size(cli_bench_opts.size, CLI_BENCH_MAX_SIZE, &size, error) ||
+		    !gb_bench_check_mem_size((gint64)size, error)) {
 			g_prefix_error(error, "--size: ");
 			return FALSE;
 		}
@@ -409,28 +443,58 @@ static gboolean cli_bench_prepare_net(guint n_targets, JsonObject *params, GErro
 	}
 	cli_bench.streams = 1;
 	if (cli_bench_opts.streams != NULL) {
-		if (!cli_bench_parse_uint("streams", cli_bench_opts.streams, 1, 64, &value, error))
+		if (!cli_bench_parse_uint("streams", cli_bench_opts.streams, 1,
+		                          GB_BENCH_NET_MAX_STREAMS, &value, error))
 			return FALSE;
 		cli_bench.streams = (guint)value;
 		json_object_set_int_member(params, "streams", (gint64)value);
 	}
 	/* the defaults of protocol/BENCH-disk-net.md: both ends must agree on them */
-	cli_bench.seconds = 10;
+	cli_bench.seconds = GB_BENCH_NET_DEFAULT_SECONDS;
 	if (cli_bench_opts.seconds != NULL) {
-		if (!cli_bench_parse_uint("seconds", cli_bench_opts.seconds, 1, 86400, &value,
+		if (!cli_bench_parse_uint("seconds", cli_bench_opts.seconds,
+		                          GB_BENCH_NET_MIN_SECONDS, GB_BENCH_MAX_SECONDS, &value,
 		                          error))
 			return FALSE;
 		cli_bench.seconds = (guint)value;
 	}
-	cli_bench.omit = 1;
+	cli_bench.omit = GB_BENCH_NET_DEFAULT_OMIT;
 	if (cli_bench_opts.omit != NULL) {
-		if (!cli_bench_parse_uint("omit", cli_bench_opts.omit, 0, 60, &value, error))
+		if (!cli_bench_parse_uint("omit", cli_bench_opts.omit, 0, GB_BENCH_NET_MAX_OMIT,
+		                          &value, error))
 			return FALSE;
 		cli_bench.omit = (guint)value;
 	}
 	json_object_set_int_member(params, "seconds", cli_bench.seconds);
 	json_object_set_int_member(params, "omit", cli_bench.omit);
 	return TRUE;
+}
+
+/* "4194304" -> "4M" for each size the user gave; a bad one is refused later, by its option. */
+static void cli_bench_keep_spellings(void)
+{
+	const char *const options[] = { cli_bench_opts.sizes, cli_bench_opts.record,
+		                        cli_bench_opts.size };
+
+	if (cli_bench.spellings == NULL)
+		cli_bench.spellings =
+		    g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	g_hash_table_remove_all(cli_bench.spellings);
+	for (guint i = 0; i < G_N_ELEMENTS(options); i++) {
+		g_auto(GStrv) items = NULL;
+
+		if (options[i] == NULL)
+			continue;
+		items = g_strsplit(options[i], ",", -1);
+		for (guint j = 0; items[j] != NULL; j++) {
+			guint64 value = 0;
+
+			if (cli_bench_parse_size(items[j], CLI_BENCH_MAX_SIZE, &value, NULL))
+				g_hash_table_replace(cli_bench.spellings,
+				                     g_strdup_printf("%" G_GUINT64_FORMAT, value),
+				                     g_strdup(items[j]));
+		}
+	}
 }
 
 gboolean cli_bench_prepare(CliApp *app, GPtrArray *args, GError **error)
@@ -453,10 +517,12 @@ gboolean cli_bench_prepare(CliApp *app, GPtrArray *args, GError **error)
 	}
 	if (!cli_bench_check_applies(test, error))
 		return FALSE;
+	cli_bench_keep_spellings();
 	cli_bench.runs = 1;
 	if (cli_bench_opts.runs != NULL) {
 		guint64 runs = 0;
-		if (!cli_bench_parse_uint("runs", cli_bench_opts.runs, 1, 100, &runs, error))
+		if (!cli_bench_parse_uint("runs", cli_bench_opts.runs, 1, GB_BENCH_MAX_RUNS, &runs,
+		                          error))
 			return FALSE;
 		cli_bench.runs = (gint64)runs;
 		json_object_set_int_member(params, "runs", cli_bench.runs);
@@ -489,7 +555,8 @@ typedef struct {
 	CliNetEnd *net;
 	JsonNode *result; /* the agent's result, kept while the host end of net closes */
 	gboolean cancel_sent;
-	char *host_error; /* the host end of net failed: the job is being cancelled for it */
+	gboolean seen_running; /* a status said running: the job may have measured something */
+	char *host_error;      /* the host end of net failed: the job is being cancelled for it */
 } CliBenchGuest;
 
 static void cli_bench_guest_free(CliBenchGuest *bg)
@@ -526,6 +593,8 @@ static JsonObject *cli_bench_job_args(gint64 job)
 	return args;
 }
 
+static void cli_bench_poll_status(CliBenchGuest *bg);
+
 static void cli_bench_cancel_reply_cb(CliSession *session, JsonNode *ret, const GError *error,
                                       gpointer user_data)
 {
@@ -537,7 +606,12 @@ static void cli_bench_cancel_reply_cb(CliSession *session, JsonNode *ret, const 
 		                       bg->host_error);
 		return;
 	}
-	/* a job that finished just before the cancel arrived was still not wanted */
+	/* one more status: what the job measured before it stopped comes back as partial
+	 * (a one-shot job through qemu-ga is never polled and has no status to ask for) */
+	if (bg != NULL && bg->seen_running && !cli_guest_is_done(guest)) {
+		cli_bench_poll_status(bg);
+		return;
+	}
 	cli_bench_finish_error(guest, GB_ERROR_FAILED, "cancelled");
 }
 
@@ -566,27 +640,71 @@ void cli_bench_cancel(CliGuest *guest, CliSession *session)
 	cli_bench_send_cancel(guest, session);
 }
 
-/* "aes: 1024 bytes, ETA 12 s" (the runner adds the percentage). */
-static char *cli_bench_progress_text(CliBenchGuest *bg, double progress, const char *phase)
+/* The phase with each size in bytes spelled as the user typed it, or short: "write 4M". */
+static char *cli_bench_phase_text(const char *phase)
 {
-	double elapsed = (g_get_monotonic_time() - bg->started_us) / 1e6;
-	GString *text = g_string_new(cli_bench.test);
+	g_auto(GStrv) words = g_strsplit(phase, " ", -1);
+	GString *text = g_string_new(NULL);
 
-	if (phase != NULL && phase[0] != '\0')
-		g_string_append_printf(text, ": %s", phase);
-	/* the rate so far is the best guess for the rest; too early, it is noise */
-	if (progress >= 0.02 && progress < 1.0 && elapsed > 0.5) {
-		double eta = elapsed * (1.0 - progress) / progress;
-		if (eta >= 60)
-			g_string_append_printf(text, ", ETA %.0f min %02.0f s", floor(eta / 60),
-			                       fmod(eta, 60));
-		else
-			g_string_append_printf(text, ", ETA %.0f s", ceil(eta));
+	for (guint i = 0; words[i] != NULL; i++) {
+		const char *word = words[i];
+		const char *spelled = NULL;
+		g_autofree char *short_form = NULL;
+		guint64 value = 0;
+
+		/* only aes, disk and mem name sizes in their phases (net has ports and seconds) */
+		if (g_strcmp0(cli_bench.test, "net") != 0 &&
+		    g_ascii_string_to_unsigned(word, 10, 1, G_MAXUINT64, &value, NULL)) {
+			if (cli_bench.spellings != NULL)
+				spelled = g_hash_table_lookup(cli_bench.spellings, word);
+			if (spelled == NULL && value >= 1024 && value % 1024 == 0)
+				spelled = short_form = gb_bench_format_size(value);
+		}
+		if (i > 0)
+			g_string_append_c(text, ' ');
+		g_string_append(text, spelled != NULL ? spelled : word);
+		/* "4M bytes" says it twice */
+		if (spelled != NULL && g_strcmp0(words[i + 1], "bytes") == 0)
+			i++;
 	}
 	return g_string_free(text, FALSE);
 }
 
-static void cli_bench_poll_status(CliBenchGuest *bg);
+/* Like fio: "aes: aes-128-gcm 1M [40%][r=1.21 GB/s][eta 12s]". */
+static char *cli_bench_progress_text(CliBenchGuest *bg, double progress, const char *phase,
+                                     double rate, const char *rate_unit)
+{
+	double elapsed = (g_get_monotonic_time() - bg->started_us) / 1e6;
+	GString *text = g_string_new(cli_bench.test);
+
+	if (phase != NULL && phase[0] != '\0') {
+		g_autofree char *shown = cli_bench_phase_text(phase);
+		g_string_append_printf(text, ": %s", shown);
+	}
+	g_string_append_printf(text, " [%.0f%%]", floor(progress * 100.0));
+	if (rate_unit != NULL && isfinite(rate)) {
+		g_autofree char *shown = cli_format_rate(rate, rate_unit);
+		char *space = strchr(shown, ' ');
+
+		/* fio's compact "[r=1.21GB/s]" */
+		if (space != NULL)
+			memmove(space, space + 1, strlen(space));
+		g_string_append_printf(text, "[r=%s]", shown);
+	}
+	/* the rate so far is the best guess for the rest; too early, it is noise */
+	if (progress >= 0.02 && progress < 1.0 && elapsed > 0.5) {
+		double eta = ceil(elapsed * (1.0 - progress) / progress);
+		if (eta >= 3600)
+			g_string_append_printf(text, "[eta %.0fh%02.0fm]", floor(eta / 3600),
+			                       floor(fmod(eta, 3600) / 60));
+		else if (eta >= 60)
+			g_string_append_printf(text, "[eta %.0fm%02.0fs]", floor(eta / 60),
+			                       fmod(eta, 60));
+		else
+			g_string_append_printf(text, "[eta %.0fs]", eta);
+	}
+	return g_string_free(text, FALSE);
+}
 
 /* The agent is done; for net, wait for the host end to close before taking the result. */
 static gboolean cli_bench_complete_cb(gpointer user_data)
@@ -619,6 +737,25 @@ static gboolean cli_bench_poll_cb(gpointer user_data)
 	return G_SOURCE_REMOVE;
 }
 
+/* A cancelled job: its error, with what it measured before, marked partial, when any. */
+static void cli_bench_finish_cancelled(CliGuest *guest, JsonObject *status)
+{
+	g_autoptr(GError) error = NULL;
+	JsonObject *result = NULL;
+	gboolean partial = FALSE;
+
+	if (!gb_json_get_object(status, "result", GB_JSON_OPTIONAL, &result, NULL) ||
+	    result == NULL ||
+	    !gb_json_get_bool(result, "partial", GB_JSON_OPTIONAL, &partial, NULL) || !partial ||
+	    !gb_json_has(result, "metrics")) {
+		cli_bench_finish_error(guest, GB_ERROR_FAILED, "cancelled");
+		return;
+	}
+	error = g_error_new_literal(GB_ERROR, GB_ERROR_FAILED,
+	                            "cancelled: partial result, only what finished before");
+	cli_guest_finish(guest, json_node_copy(json_object_get_member(status, "result")), error);
+}
+
 static void cli_bench_status_reply_cb(CliSession *session, JsonNode *ret, const GError *error,
                                       gpointer user_data)
 {
@@ -632,7 +769,9 @@ static void cli_bench_status_reply_cb(CliSession *session, JsonNode *ret, const 
 	const char *state = NULL;
 	const char *phase = NULL;
 	const char *job_error = NULL;
+	const char *rate_unit = NULL;
 	double progress = 0;
+	double rate = NAN;
 
 	if (error != NULL) {
 		cli_guest_finish(guest, NULL, error);
@@ -643,20 +782,29 @@ static void cli_bench_status_reply_cb(CliSession *session, JsonNode *ret, const 
 	    !gb_json_get_double(obj, "progress", GB_JSON_OPTIONAL, 0.0, 1.0, &progress,
 	                        &error_local) ||
 	    !gb_json_get_string(obj, "phase", GB_JSON_OPTIONAL, &phase, &error_local) ||
-	    !gb_json_get_string(obj, "error", GB_JSON_OPTIONAL, &job_error, &error_local)) {
+	    !gb_json_get_string(obj, "error", GB_JSON_OPTIONAL, &job_error, &error_local) ||
+	    !gb_json_get_double(obj, "rate", GB_JSON_OPTIONAL, 0.0, G_MAXDOUBLE, &rate,
+	                        &error_local) ||
+	    !gb_json_get_string(obj, "rate_unit", GB_JSON_OPTIONAL, &rate_unit, &error_local)) {
 		g_prefix_error(&error_local, "invalid gb-bench-status reply: ");
 		cli_guest_finish(guest, NULL, error_local);
 		return;
 	}
 	/* each successful poll is a step: --timeout bounds the step, not the whole job */
 	cli_guest_set_deadline(guest, guest->app->opts.timeout);
-	text = cli_bench_progress_text(bg, progress, phase);
+	text = cli_bench_progress_text(bg, progress, phase, rate, rate_unit);
 	cli_guest_set_progress(guest, progress, text);
 
 	if (g_strcmp0(state, "running") == 0) {
+		bg->seen_running = TRUE;
 		if (bg->host_error != NULL)
 			return; /* the cancel is on its way; its reply finishes the guest */
 		cli_guest_add_timeout(guest, CLI_BENCH_POLL_MS, cli_bench_poll_cb, bg);
+		return;
+	}
+	/* a job that finished just before the cancel arrived was still not wanted */
+	if (g_strcmp0(state, "done") == 0 && bg->cancel_sent && bg->host_error == NULL) {
+		cli_bench_finish_error(guest, GB_ERROR_FAILED, "cancelled");
 		return;
 	}
 	if (g_strcmp0(state, "done") == 0) {
@@ -672,7 +820,7 @@ static void cli_bench_status_reply_cb(CliSession *session, JsonNode *ret, const 
 		return;
 	}
 	if (g_strcmp0(state, "cancelled") == 0) {
-		cli_bench_finish_error(guest, GB_ERROR_FAILED, "cancelled");
+		cli_bench_finish_cancelled(guest, obj);
 		return;
 	}
 	if (g_strcmp0(state, "failed") == 0) {

@@ -8,16 +8,17 @@
 G_BEGIN_DECLS
 
 /* The bench command (cmd-bench.c, which defines cli_cmd_bench). */
-#define CLI_BENCH_DESCRIPTION                                                           \
-	"Runs one benchmark in every guest at once as an agent job: gb-bench-start,\n"  \
-	"then gb-bench-status every 250 ms (live progress on a terminal); --timeout\n"  \
-	"bounds each step, not the whole job. Ctrl-C cancels the jobs in the guests.\n" \
-	"Sizes take k, M, G (binary: 4k = 4096). Each run is saved as its JSON\n"       \
-	"document under $XDG_DATA_HOME/guestbench/results/ (see 'results').\n"          \
-	"net: either --guest-listen [ADDR:]PORT --connect ADDR:PORT (the agent\n"       \
-	"listens, the CLI connects to ADDR:PORT, e.g. a QEMU hostfwd port) or\n"        \
-	"--host-listen ADDR:PORT [--guest-connect ADDR:PORT] (the CLI listens, the\n"   \
-	"agent connects). With several guests, guest N (0-based, in target order)\n"    \
+#define CLI_BENCH_DESCRIPTION                                                          \
+	"Runs one benchmark in every guest at once as an agent job: gb-bench-start,\n" \
+	"then gb-bench-status every 250 ms (live progress on a terminal); --timeout\n" \
+	"bounds each step, not the whole job. Ctrl-C cancels the jobs in the guests\n" \
+	"and prints what they had measured, marked partial (exit status 130).\n"       \
+	"Sizes take k, M, G (binary: 4k = 4096). Each run is saved as its JSON\n"      \
+	"document under $XDG_DATA_HOME/guestbench/results/ (see 'results').\n"         \
+	"net: either --guest-listen [ADDR:]PORT --connect ADDR:PORT (the agent\n"      \
+	"listens, the CLI connects to ADDR:PORT, e.g. a QEMU hostfwd port) or\n"       \
+	"--host-listen ADDR:PORT [--guest-connect ADDR:PORT] (the CLI listens, the\n"  \
+	"agent connects). With several guests, guest N (0-based, in target order)\n"   \
 	"uses each given PORT + N."
 extern const GOptionEntry cli_bench_entries[];
 

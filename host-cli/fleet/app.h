@@ -348,7 +348,8 @@ void cli_guest_add_timeout(CliGuest *guest, guint interval_ms, GSourceFunc func,
                            gpointer user_data);
 /* Re-arms the guest's deadline to seconds from now (ignored while cancelling after Ctrl-C). */
 void cli_guest_set_deadline(CliGuest *guest, double seconds);
-/* fraction 0..1; text (may be NULL) is escaped before it is drawn. */
+/* fraction 0..1; text (may be NULL), all the line says after the guest's name, percentage
+ * included, is escaped before it is drawn. */
 void cli_guest_set_progress(CliGuest *guest, double fraction, const char *text);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliApp, cli_app_free)

@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <glib-unix.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "gb-error.h"
 
@@ -217,13 +219,29 @@ static gboolean cli_runner_shows_progress(CliApp *app)
 	return app->stderr_is_tty && !app->opts.quiet && app->guests != NULL;
 }
 
+/* The terminal's width: COLUMNS when set (as curses takes it), else the tty's, else 80. */
+static gsize cli_runner_term_columns(void)
+{
+	const char *env = g_getenv("COLUMNS");
+	guint64 cols = 0;
+	struct winsize ws;
+
+	if (env != NULL && g_ascii_string_to_unsigned(env, 10, 1, 100000, &cols, NULL))
+		return (gsize)cols;
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
+}
+
 static void cli_runner_draw_progress(CliApp *app, gboolean final)
 {
 	g_autoptr(GString) line = NULL;
+	g_autofree char *fit = NULL;
 	const CliGuest *latest = NULL;
 	const CliGuest *slowest = NULL;
 	guint n_failed = 0;
 	gint64 now = g_get_monotonic_time();
+	gsize columns;
 
 	if (!cli_runner_shows_progress(app))
 		return;
@@ -249,20 +267,37 @@ static void cli_runner_draw_progress(CliApp *app, gboolean final)
 		if (slowest == NULL || guest->started_us < slowest->started_us)
 			slowest = guest;
 	}
-	g_string_append_printf(line, "\r\033[K%u/%u done, %u failed, %u running", app->n_done,
-	                       app->guests->len, n_failed, app->n_running);
-	/* the guest everyone is waiting for, when one is dragging on */
-	if (slowest != NULL && now - slowest->started_us >= G_USEC_PER_SEC) {
+	/* one guest: its name and what it does, no fleet counts */
+	if (app->guests->len > 1)
+		g_string_append_printf(line, "%u/%u done, %u failed, %u running; ", app->n_done,
+		                       app->guests->len, n_failed, app->n_running);
+	/* the guest everyone is waiting for, when one is dragging on, named once */
+	if (slowest != NULL && slowest != latest && now - slowest->started_us >= G_USEC_PER_SEC) {
 		g_autofree char *name = cli_escape_terminal(slowest->target->name);
-		g_string_append_printf(line, "; slowest %s (%.0f s)", name,
+		g_string_append_printf(line, "%s%s (%.0f s); ",
+		                       app->guests->len > 1 ? "slowest " : "", name,
 		                       (now - slowest->started_us) / (double)G_USEC_PER_SEC);
 	}
+	/* one column short of the edge: an update rewrites this line and never wraps */
+	columns = cli_runner_term_columns();
+	columns = columns > 1 ? columns - 1 : 1;
 	if (latest != NULL) {
 		g_autofree char *name = cli_escape_terminal(latest->target->name);
-		g_string_append_printf(line, "; %s: %s (%.0f%%)", name, latest->progress_text,
-		                       latest->progress * 100.0);
+		gsize rest = cli_text_width(line->str) + 2 + cli_text_width(latest->progress_text);
+
+		/* a long name gives way first (keeping its end, e.g. the socket's file name),
+		 * so that the rate and the ETA stay in sight */
+		if (rest + cli_text_width(name) > columns && rest + 12 <= columns) {
+			g_autofree char *cut = cli_text_truncate_start(name, columns - rest);
+			g_free(name);
+			name = g_steal_pointer(&cut);
+		}
+		g_string_append_printf(line, "%s: %s", name, latest->progress_text);
 	}
-	fputs(line->str, stderr);
+	if (line->len >= 2 && g_str_has_suffix(line->str, "; "))
+		g_string_truncate(line, line->len - 2);
+	fit = cli_text_truncate(line->str, columns);
+	fprintf(stderr, "\r\033[K%s", fit);
 	fflush(stderr);
 	app->progress_visible = TRUE;
 }

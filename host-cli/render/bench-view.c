@@ -14,16 +14,27 @@
 
 char *cli_bench_format_size(guint64 bytes)
 {
-	if (bytes >= (G_GUINT64_CONSTANT(1) << 30) && bytes % (G_GUINT64_CONSTANT(1) << 30) == 0)
-		return g_strdup_printf("%" G_GUINT64_FORMAT "G", bytes >> 30);
-	if (bytes >= (G_GUINT64_CONSTANT(1) << 20) && bytes % (G_GUINT64_CONSTANT(1) << 20) == 0)
-		return g_strdup_printf("%" G_GUINT64_FORMAT "M", bytes >> 20);
-	if (bytes >= 1024 && bytes % 1024 == 0)
-		return g_strdup_printf("%" G_GUINT64_FORMAT "k", bytes >> 10);
-	return g_strdup_printf("%" G_GUINT64_FORMAT, bytes);
+	return gb_bench_format_size(bytes);
 }
 
 /* ---- reading results ----------------------------------------------------------------- */
+
+/* A result marked partial: the job was cancelled after measuring some of it. */
+static gboolean cli_bench_is_partial(const CliResult *guest)
+{
+	JsonObject *result = NULL;
+	gboolean partial = FALSE;
+
+	return guest->result != NULL &&
+	       gb_json_node_get_object(guest->result, "result", &result, NULL) &&
+	       gb_json_get_bool(result, "partial", GB_JSON_OPTIONAL, &partial, NULL) && partial;
+}
+
+/* Ok guests, and interrupted ones with a partial result, have numbers to show. */
+static gboolean cli_bench_has_numbers(const CliResult *guest)
+{
+	return guest->status == CLI_GUEST_OK || cli_bench_is_partial(guest);
+}
 
 /* One sample of an ok guest's result; strings and labels borrowed from guest->result. */
 typedef struct {
@@ -47,7 +58,7 @@ static GArray *cli_bench_samples(const CliResult *guest, gint64 *runs_out)
 
 	if (runs_out != NULL)
 		*runs_out = 1;
-	if (guest->status != CLI_GUEST_OK || guest->result == NULL ||
+	if (!cli_bench_has_numbers(guest) || guest->result == NULL ||
 	    !gb_json_node_get_object(guest->result, "result", &result, NULL) ||
 	    !gb_json_get_array(result, "metrics", GB_JSON_REQUIRED, &metrics, NULL))
 		return samples;
@@ -207,7 +218,7 @@ static void cli_bench_render_aes(const CliResults *results, GString *out)
 		g_autoptr(GArray) mine = cli_bench_label_values(samples, NULL, "block_size");
 		g_autofree char *name = NULL;
 
-		if (guest->status != CLI_GUEST_OK)
+		if (!cli_bench_has_numbers(guest))
 			continue;
 		any = TRUE;
 		name = cli_escape_terminal(guest->name);
@@ -234,7 +245,7 @@ static void cli_bench_render_aes(const CliResults *results, GString *out)
 		g_autofree char *cipher = NULL;
 		gboolean repeated = FALSE;
 
-		if (guest->status != CLI_GUEST_OK)
+		if (!cli_bench_has_numbers(guest))
 			continue;
 		samples = cli_bench_samples(guest, NULL);
 		values = g_new(double, MAX(sizes->len, 1));
@@ -276,7 +287,7 @@ static void cli_bench_render_disk(const CliResults *results, CliTable *table)
 		g_autoptr(GArray) samples = NULL;
 		g_autoptr(GArray) records = NULL;
 
-		if (guest->status != CLI_GUEST_OK)
+		if (!cli_bench_has_numbers(guest))
 			continue;
 		samples = cli_bench_samples(guest, NULL);
 		records = cli_bench_label_values(samples, "disk-throughput", "record_size");
@@ -307,7 +318,7 @@ static void cli_bench_render_mem(const CliResults *results, CliTable *table, GSt
 		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		g_autoptr(GArray) samples = NULL;
 
-		if (guest->status != CLI_GUEST_OK)
+		if (!cli_bench_has_numbers(guest))
 			continue;
 		samples = cli_bench_samples(guest, NULL);
 		for (guint k = 0; kinds[k] != NULL; k++) {
@@ -354,7 +365,7 @@ static void cli_bench_render_net(const CliResults *results, CliTable *table, GSt
 		g_autoptr(GArray) samples = NULL;
 		guint n_rows = 0;
 
-		if (guest->status != CLI_GUEST_OK)
+		if (!cli_bench_has_numbers(guest))
 			continue;
 		samples = cli_bench_samples(guest, NULL);
 		for (guint j = 0; j < samples->len; j++) {
@@ -392,6 +403,23 @@ static void cli_bench_render_net(const CliResults *results, CliTable *table, GSt
 		g_string_append(notes,
 		                "both directions ran at once: CPU % and RETRANS cover the whole "
 		                "transfer (the same on each row)\n");
+}
+
+/* Says which rows hold only what finished before an interrupt. */
+static void cli_bench_render_partial(const CliResults *results, GString *out)
+{
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
+		g_autofree char *name = NULL;
+
+		if (guest->status == CLI_GUEST_OK || !cli_bench_is_partial(guest))
+			continue;
+		name = cli_escape_terminal(guest->name);
+		g_string_append_printf(out,
+		                       "PARTIAL: %s was interrupted; its rows hold only what "
+		                       "finished before.\n",
+		                       name);
+	}
 }
 
 /* The guests that are not ok, as the default table shows them. */
@@ -449,6 +477,7 @@ GString *cli_bench_view_render_text(const CliResults *results, const char *test,
 			g_string_append_printf(out, "unavailable:\n%s", notes->str);
 		g_string_append_len(out, net_notes->str, net_notes->len);
 	}
+	cli_bench_render_partial(results, out);
 	cli_bench_render_errors(results, out, color);
 	return out;
 }

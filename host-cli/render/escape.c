@@ -63,3 +63,49 @@ gsize cli_text_width(const char *text)
 	}
 	return width;
 }
+
+char *cli_text_truncate(const char *text, gsize width)
+{
+	GString *out;
+	gsize used = 0;
+
+	if (cli_text_width(text) <= width)
+		return g_strdup(text);
+	out = g_string_new(NULL);
+	/* one column stays free for the ellipsis */
+	for (const char *p = text; *p != '\0' && width > 0; p = g_utf8_next_char(p)) {
+		gunichar c = g_utf8_get_char(p);
+		gsize w = g_unichar_iszerowidth(c) ? 0 : g_unichar_iswide(c) ? 2 : 1;
+
+		if (used + w > width - 1)
+			break;
+		g_string_append_unichar(out, c);
+		used += w;
+	}
+	if (width > 0)
+		g_string_append(out, "\u2026");
+	return g_string_free(out, FALSE);
+}
+
+char *cli_text_truncate_start(const char *text, gsize width)
+{
+	const char *start = text + strlen(text);
+	gsize used = 0;
+
+	if (cli_text_width(text) <= width)
+		return g_strdup(text);
+	if (width == 0)
+		return g_strdup("");
+	/* walk back from the end while the characters fit beside the ellipsis */
+	while (start > text) {
+		const char *prev = g_utf8_find_prev_char(text, start);
+		gunichar c = g_utf8_get_char(prev);
+		gsize w = g_unichar_iszerowidth(c) ? 0 : g_unichar_iswide(c) ? 2 : 1;
+
+		if (used + w > width - 1)
+			break;
+		used += w;
+		start = prev;
+	}
+	return g_strconcat("\u2026", start, NULL);
+}

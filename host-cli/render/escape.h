@@ -22,5 +22,9 @@ void cli_escape_append(GString *out, const char *text);
 gboolean cli_unichar_is_format_control(gunichar c);
 /* Columns a string takes on a terminal (wide characters count two). */
 gsize cli_text_width(const char *text);
+/* text cut to at most width columns, ending in "…" when it was cut. */
+char *cli_text_truncate(const char *text, gsize width);
+/* The same keeping the end ("…/vm.sock"), for paths whose last part tells them apart. */
+char *cli_text_truncate_start(const char *text, gsize width);
 
 G_END_DECLS

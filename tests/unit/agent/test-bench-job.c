@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <string.h>
+
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
 
@@ -214,6 +216,86 @@ static void test_job_runs(void)
 	agent_jobs_shutdown(&agent);
 }
 
+/* Polls until the phase holds want; returns the last status (still running). */
+static JsonObject *test_wait_phase(AgentContext *agent, gint64 id, const char *want)
+{
+	for (guint i = 0; i < 4000; i++) {
+		g_autoptr(JsonObject) st = test_status(agent, id);
+		g_assert_cmpstr(json_object_get_string_member(st, "state"), ==, "running");
+		if (strstr(json_object_get_string_member(st, "phase"), want) != NULL)
+			return g_steal_pointer(&st);
+		g_usleep(2000);
+	}
+	g_assert_not_reached();
+	return NULL;
+}
+
+static JsonObject *test_cancel_and_wait(AgentContext *agent, gint64 id)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *json = g_strdup_printf("{\"job\": %" G_GINT64_FORMAT "}", id);
+	g_autoptr(JsonNode) ret = test_call(agent, agent_cmd_bench_cancel, json, &error);
+
+	g_assert_no_error(error);
+	return test_wait(agent, id);
+}
+
+/* A live rate while a phase runs; a cancel keeps what finished, marked partial. */
+static void test_job_partial(void)
+{
+	AgentContext agent = { .config = &test_config };
+	g_autoptr(JsonObject) st = NULL;
+	g_autoptr(JsonObject) running = NULL;
+	JsonObject *result;
+	JsonArray *metrics;
+	gint64 id;
+	gboolean rate_seen = FALSE;
+
+	id = test_start(&agent, "{\"test\": \"aes\", \"params\": "
+	                        "{\"seconds\": 1, \"sizes\": [16, 16384]}}");
+	running = test_wait_phase(&agent, id, "16 bytes");
+	for (guint i = 0; i < 200 && !rate_seen; i++) {
+		g_autoptr(JsonObject) now = test_status(&agent, id);
+		rate_seen = json_object_has_member(now, "rate");
+		if (rate_seen) {
+			g_assert_cmpfloat(json_object_get_double_member(now, "rate"), >, 0);
+			g_assert_cmpstr(json_object_get_string_member(now, "rate_unit"), ==, "B/s");
+		}
+		g_usleep(10 * 1000);
+	}
+	g_assert_true(rate_seen);
+	g_clear_pointer(&running, json_object_unref);
+	running = test_wait_phase(&agent, id, "16384 bytes");
+	st = test_cancel_and_wait(&agent, id);
+	g_assert_cmpstr(json_object_get_string_member(st, "state"), ==, "cancelled");
+	g_assert_false(json_object_has_member(st, "rate"));
+	result = json_object_get_object_member(st, "result");
+	g_assert_nonnull(result);
+	g_assert_true(json_object_get_boolean_member(result, "partial"));
+	g_assert_cmpint(json_object_get_int_member(result, "runs"), ==, 1);
+	metrics = json_object_get_array_member(result, "metrics");
+	g_assert_cmpint(json_array_get_length(metrics), ==, 1);
+	g_assert_cmpstr(
+	    json_object_get_string_member(
+	        json_object_get_object_member(json_array_get_object_element(metrics, 0), "labels"),
+	        "block_size"),
+	    ==, "16");
+	g_clear_pointer(&st, json_object_unref);
+	g_clear_pointer(&running, json_object_unref);
+
+	/* runs: the finished runs are the partial result, not the one cut short */
+	id = test_start(&agent, "{\"test\": \"aes\", \"params\": "
+	                        "{\"seconds\": 0.3, \"sizes\": [16, 64], \"runs\": 3}}");
+	running = test_wait_phase(&agent, id, "run 2/3: aes-128-gcm 64");
+	st = test_cancel_and_wait(&agent, id);
+	result = json_object_get_object_member(st, "result");
+	g_assert_true(json_object_get_boolean_member(result, "partial"));
+	g_assert_cmpint(json_object_get_int_member(result, "runs"), ==, 1);
+	g_assert_cmpint(json_array_get_length(json_object_get_array_member(result, "metrics")), ==,
+	                2);
+	agent_jobs_shutdown(&agent);
+}
+
 /* Waits via gb-bench-list, which does not count as reading the result. */
 static void test_wait_unread(AgentContext *agent, gint64 id)
 {
@@ -376,6 +458,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/bench/job/lifecycle", test_job_lifecycle);
 	g_test_add_func("/bench/job/busy-and-cancel", test_job_busy_and_cancel);
 	g_test_add_func("/bench/job/runs", test_job_runs);
+	g_test_add_func("/bench/job/partial", test_job_partial);
 	g_test_add_func("/bench/job/history", test_job_history);
 	g_test_add_func("/bench/job/bad-args", test_job_bad_args);
 	g_test_add_func("/bench/job/shutdown-running", test_job_shutdown_running);

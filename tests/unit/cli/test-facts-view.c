@@ -121,6 +121,61 @@ static void test_format_bytes(void)
 	}
 }
 
+static void test_format_rate(void)
+{
+	struct {
+		double in;
+		const char *unit;
+		const char *out;
+	} cases[] = {
+		{ 0, "B/s", "0 B/s" },
+		{ 812, "B/s", "812 B/s" },
+		{ 999.4, "B/s", "999 B/s" },
+		{ 999.6, "B/s", "1.00 kB/s" },
+		{ 16.3e6, "B/s", "16.3 MB/s" },
+		{ 853e6, "B/s", "853 MB/s" },
+		{ 1.2149e9, "B/s", "1.21 GB/s" },
+		{ 4.5e3, "IO/s", "4.50 kIO/s" },
+		{ 2e18, "B/s", "2000 PB/s" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *out = cli_format_rate(cases[i].in, cases[i].unit);
+		g_assert_cmpstr(out, ==, cases[i].out);
+	}
+}
+
+/* The progress line is cut to the terminal: from the end, or a guest name from its start. */
+static void test_text_truncate(void)
+{
+	struct {
+		const char *in;
+		gsize width;
+		const char *end_cut;
+		const char *start_cut;
+	} cases[] = {
+		{ "abcdef", 6, "abcdef", "abcdef" },
+		{ "abcdef", 10, "abcdef", "abcdef" },
+		{ "abcdef", 5, "abcd\u2026", "\u2026cdef" },
+		{ "abcdef", 1, "\u2026", "\u2026" },
+		{ "abcdef", 0, "", "" },
+		{ "/tmp/a-long-dir/vm.sock", 10, "/tmp/a-lo\u2026", "\u2026r/vm.sock" },
+		/* a wide character never straddles the edge */
+		{ "ab\u4e2d\u6587cd", 5, "ab\u4e2d\u2026", "\u2026\u6587cd" },
+		{ "ab\u4e2d\u6587cd", 4, "ab\u2026", "\u2026cd" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *end = cli_text_truncate(cases[i].in, cases[i].width);
+		g_autofree char *start = cli_text_truncate_start(cases[i].in, cases[i].width);
+
+		g_assert_cmpstr(end, ==, cases[i].end_cut);
+		g_assert_cmpstr(start, ==, cases[i].start_cut);
+		g_assert_cmpuint(cli_text_width(end), <=, cases[i].width);
+		g_assert_cmpuint(cli_text_width(start), <=, cases[i].width);
+	}
+}
+
 static void test_table_tuned(void)
 {
 	g_autoptr(JsonNode) node = load_fixture("tuned-host.json");
@@ -373,6 +428,8 @@ int main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/facts-view/escape", test_escape);
 	g_test_add_func("/facts-view/format-bytes", test_format_bytes);
+	g_test_add_func("/facts-view/format-rate", test_format_rate);
+	g_test_add_func("/facts-view/text-truncate", test_text_truncate);
 	g_test_add_func("/facts-view/table-tuned", test_table_tuned);
 	g_test_add_func("/facts-view/table-legacy", test_table_legacy);
 	g_test_add_func("/facts-view/table-numa", test_table_numa);
