@@ -6,6 +6,8 @@
 #include "gb-bench-limits.h"
 #include "gb-error.h"
 
+const gint64 gb_bench_aes_default_sizes[6] = { 16, 64, 256, 1024, 8192, 16384 };
+
 const gint64 gb_bench_disk_default_records[3] = { 4096, G_GINT64_CONSTANT(4) * 1024 * 1024,
 	                                          G_GINT64_CONSTANT(16) * 1024 * 1024 };
 

@@ -25,6 +25,8 @@ G_BEGIN_DECLS
 #define GB_BENCH_AES_DEFAULT_SECONDS 3.0 /* openssl speed's SECONDS */
 #define GB_BENCH_AES_MAX_SIZE (1024 * 1024)
 #define GB_BENCH_AES_MAX_SIZES 16
+/* 16, 64, 256, 1k, 8k, 16k: openssl speed's block sizes. */
+extern const gint64 gb_bench_aes_default_sizes[6];
 /* The agent also caps threads at the guest's CPU count. */
 #define GB_BENCH_AES_MAX_THREADS 4096
 
@@ -39,12 +41,17 @@ extern const gint64 gb_bench_disk_default_records[3];
 #define GB_BENCH_MEM_DEFAULT_SIZE (G_GINT64_CONSTANT(256) * 1024 * 1024)
 #define GB_BENCH_MEM_MIN_SIZE (G_GINT64_CONSTANT(1) * 1024 * 1024)
 #define GB_BENCH_MEM_PAGE 4096 /* sizes are multiples of it */
+/* A generous guess of one page kind's duration at the default size (checked against
+ * max-bench-seconds by the agent, and part of the CLI's bound of a job). */
+#define GB_BENCH_MEM_SECONDS_PER_KIND 2
 
 #define GB_BENCH_NET_MAX_STREAMS 64
 #define GB_BENCH_NET_DEFAULT_SECONDS 10
 #define GB_BENCH_NET_MIN_SECONDS 1
 #define GB_BENCH_NET_DEFAULT_OMIT 1
 #define GB_BENCH_NET_MAX_OMIT 60
+/* Seconds to get every stream connected and started, per run. */
+#define GB_BENCH_NET_DEFAULT_ACCEPT_TIMEOUT 30
 
 /* "4k", "16M", "1G" for exact binary multiples, else the bytes ("1000"). */
 char *gb_bench_format_size(guint64 bytes);

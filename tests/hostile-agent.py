@@ -10,6 +10,8 @@ The scenario is a JSON object: command name -> the "return" value to answer with
 gb-bench-status answers {"job": 1, "test": T, "state": "done", "progress": 1,
 "result": scenario["gb-bench-result"]} unless the scenario names gb-bench-status.
 Replies carry the request's "id". Unknown commands get a CommandNotFound error, as from the real agent.
+With HOSTILE_AGENT_LOG set, the name of every command received is appended to that
+file, one a line (so a test can tell, e.g., that gb-bench-cancel arrived).
 """
 import json
 import os
@@ -24,8 +26,16 @@ def send(conn, reply, request):
     conn.sendall(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
 
 
+def log_command(name):
+    path = os.environ.get("HOSTILE_AGENT_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write("%s\n" % name)
+
+
 def answer(conn, scenario, request):
     name = request.get("execute") if isinstance(request, dict) else None
+    log_command(name)
     args = request.get("arguments") or {} if isinstance(request, dict) else {}
     if name in ("guest-sync-delimited", "guest-sync"):
         lead = b"\xff" if name == "guest-sync-delimited" else b""

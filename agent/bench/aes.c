@@ -32,7 +32,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(EVP_CIPHER, EVP_CIPHER_free)
 static const char *const aes_ciphers[] = { "aes-128-gcm", "aes-256-gcm", "chacha20-poly1305",
 	                                   NULL };
 /* openssl speed's lengths_list */
-static const gint64 aes_default_sizes[] = { 16, 64, 256, 1024, 8192, 16384 };
 
 /*
  * "aead" (default): one whole message per operation, the loop the OpenSSL
@@ -288,7 +287,8 @@ static JsonObject *aes_validate(const AgentConfig *config, JsonObject *params, G
 		return NULL;
 	if (sizes == NULL) {
 		sizes = g_array_new(FALSE, FALSE, sizeof(gint64));
-		g_array_append_vals(sizes, aes_default_sizes, G_N_ELEMENTS(aes_default_sizes));
+		g_array_append_vals(sizes, gb_bench_aes_default_sizes,
+		                    G_N_ELEMENTS(gb_bench_aes_default_sizes));
 	}
 	if (!gb_bench_check_aes_sizes((const gint64 *)(gpointer)sizes->data, sizes->len, error)) {
 		g_prefix_error(error, "Parameter 'sizes': ");

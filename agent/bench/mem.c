@@ -25,7 +25,7 @@
 /* each bandwidth operation and the latency chase run this long */
 #define MEM_PHASE_US (250 * 1000)
 /* a generous guess of one page kind's duration, to check against max-bench-seconds */
-#define MEM_SECONDS_PER_KIND 2
+#define MEM_SECONDS_PER_KIND GB_BENCH_MEM_SECONDS_PER_KIND
 #define MEM_CHUNK ((gsize)1 * MEM_MIB)
 #define MEM_CHASE_BATCH 4096
 

@@ -30,7 +30,7 @@
 #define NET_DEFAULT_SECS GB_BENCH_NET_DEFAULT_SECONDS
 #define NET_MAX_OMIT GB_BENCH_NET_MAX_OMIT
 #define NET_MAX_ACCEPT 600
-#define NET_DEFAULT_ACCEPT 30
+#define NET_DEFAULT_ACCEPT GB_BENCH_NET_DEFAULT_ACCEPT_TIMEOUT
 #define NET_MAX_RUNS GB_BENCH_MAX_RUNS
 
 /* ---- parameters -------------------------------------------------------- */

@@ -190,3 +190,62 @@ JsonArray *cli_bench_strv_to_json(GStrv strv)
 		json_array_add_string_element(array, strv[i]);
 	return array;
 }
+
+/* The length of an array param, or def when the param is absent. */
+static double cli_bench_param_count(JsonObject *params, const char *member, double def)
+{
+	JsonArray *array = NULL;
+
+	if (!gb_json_get_array(params, member, GB_JSON_OPTIONAL, &array, NULL) || array == NULL)
+		return def;
+	return json_array_get_length(array);
+}
+
+static double cli_bench_param_number(JsonObject *params, const char *member, double def)
+{
+	double value = def;
+
+	if (!gb_json_get_double(params, member, GB_JSON_OPTIONAL, 0, G_MAXDOUBLE, &value, NULL))
+		return def;
+	return value;
+}
+
+double cli_bench_job_bound(const char *test, JsonObject *params, double *work)
+{
+	double runs = cli_bench_param_number(params, "runs", 1);
+	double per_run = 0;
+
+	if (g_strcmp0(test, "aes") == 0) {
+		per_run = cli_bench_param_count(params, "sizes",
+		                                G_N_ELEMENTS(gb_bench_aes_default_sizes)) *
+		          cli_bench_param_number(params, "seconds", GB_BENCH_AES_DEFAULT_SECONDS);
+	} else if (g_strcmp0(test, "disk") == 0) {
+		g_auto(GStrv) tests = NULL;
+		/* write, rewrite, read, reread, randread, randwrite */
+		double passes = 6;
+
+		if (gb_json_get_strv(params, "tests", GB_JSON_OPTIONAL, &tests, NULL) &&
+		    tests != NULL)
+			passes = g_strv_length(tests) +
+			         (g_strv_contains((const char *const *)tests, "write") ? 0 : 1);
+		per_run = cli_bench_param_count(params, "record_sizes",
+		                                G_N_ELEMENTS(gb_bench_disk_default_records)) *
+		          passes *
+		          cli_bench_param_number(params, "size", GB_BENCH_DISK_DEFAULT_SIZE) /
+		          CLI_BENCH_BOUND_DISK_RATE;
+	} else if (g_strcmp0(test, "mem") == 0) {
+		/* 4k, thp, hugetlb */
+		per_run = cli_bench_param_count(params, "pages", 3) *
+		          (GB_BENCH_MEM_SECONDS_PER_KIND +
+		           cli_bench_param_number(params, "size", GB_BENCH_MEM_DEFAULT_SIZE) /
+		               CLI_BENCH_BOUND_MEM_RATE);
+	} else if (g_strcmp0(test, "net") == 0) {
+		per_run = cli_bench_param_number(params, "accept_timeout",
+		                                 GB_BENCH_NET_DEFAULT_ACCEPT_TIMEOUT) +
+		          cli_bench_param_number(params, "omit", GB_BENCH_NET_DEFAULT_OMIT) +
+		          cli_bench_param_number(params, "seconds", GB_BENCH_NET_DEFAULT_SECONDS);
+	}
+	if (work != NULL)
+		*work = runs * per_run;
+	return ceil(2.0 * runs * per_run + CLI_BENCH_BOUND_MARGIN);
+}

@@ -31,4 +31,23 @@ gboolean cli_bench_parse_seconds(const char *text, double min, double max, doubl
 JsonArray *cli_bench_sizes_to_json(GArray *sizes);
 JsonArray *cli_bench_strv_to_json(GStrv strv);
 
+/*
+ * The longest a job may run, from what it asks for (test and the params sent to the
+ * agent, defaults left out), so that a guest that keeps saying "running" cannot hold
+ * the run forever. The rule: bound = 2 x work + CLI_BENCH_BOUND_MARGIN seconds, where
+ * work is, per run (times runs):
+ *   aes   block sizes x seconds (defaults 6 x 3 s);
+ *   disk  record sizes x (tests, plus the untimed fill when write is not one) x size,
+ *         at CLI_BENCH_BOUND_DISK_RATE (disk has no seconds; 1 MiB/s is far below any
+ *         real disk, so the bound is generous: 30 min of work for the defaults);
+ *   mem   page kinds x (GB_BENCH_MEM_SECONDS_PER_KIND + size at
+ *         CLI_BENCH_BOUND_MEM_RATE, for the first touch and the chain of a big buffer);
+ *   net   the agent's accept timeout (30 s) + omit + seconds.
+ * rounded up to whole seconds. *work (may be NULL) gets the work in seconds.
+ */
+#define CLI_BENCH_BOUND_MARGIN 30.0
+#define CLI_BENCH_BOUND_DISK_RATE (1024.0 * 1024.0)
+#define CLI_BENCH_BOUND_MEM_RATE (64.0 * 1024.0 * 1024.0)
+double cli_bench_job_bound(const char *test, JsonObject *params, double *work);
+
 G_END_DECLS

@@ -790,7 +790,7 @@ static void cli_bench_status_reply_cb(CliSession *session, JsonNode *ret, const 
 		cli_guest_finish(guest, NULL, error_local);
 		return;
 	}
-	/* each successful poll is a step: --timeout bounds the step, not the whole job */
+	/* each successful poll is a step: --timeout bounds the step, the job's bound the job */
 	cli_guest_set_deadline(guest, guest->app->opts.timeout);
 	text = cli_bench_progress_text(bg, progress, phase, rate, rate_unit);
 	cli_guest_set_progress(guest, progress, text);
@@ -917,7 +917,10 @@ void cli_bench_start(CliGuest *guest, CliSession *session)
 	CliBenchGuest *bg = g_new0(CliBenchGuest, 1);
 	g_autoptr(JsonObject) args = json_object_new();
 	g_autoptr(GError) error = NULL;
+	g_autofree char *why = NULL;
 	JsonObject *params = json_object_new();
+	double bound;
+	double work = 0;
 
 	bg->guest = guest;
 	bg->started_us = g_get_monotonic_time();
@@ -939,6 +942,12 @@ void cli_bench_start(CliGuest *guest, CliSession *session)
 		return;
 	}
 	cli_guest_set_progress(guest, 0.0, cli_bench.test);
+	/* --timeout bounds each step; this bounds the whole job (its rule: bench-args.h) */
+	bound = cli_bench_job_bound(cli_bench.test, params, &work);
+	why = g_strdup_printf("2 x %g s of work asked for + %g s", work, CLI_BENCH_BOUND_MARGIN);
+	g_debug("%s: bench %s bounded to %.0f s (%s)", guest->target->name, cli_bench.test, bound,
+	        why);
+	cli_guest_set_job_bound(guest, bound, why);
 	/*
 	 * The host end of net starts with the request, not with its reply: through
 	 * qemu-ga the agent runs one-shot and answers gb-bench-start only when the

@@ -11,8 +11,12 @@ G_BEGIN_DECLS
 #define CLI_BENCH_DESCRIPTION                                                          \
 	"Runs one benchmark in every guest at once as an agent job: gb-bench-start,\n" \
 	"then gb-bench-status every 250 ms (live progress on a terminal); --timeout\n" \
-	"bounds each step, not the whole job. Ctrl-C cancels the jobs in the guests\n" \
-	"and prints what they had measured, marked partial (exit status 130).\n"       \
+	"bounds each step. The whole job is bounded by 2 x the work it asks for\n"     \
+	"+ 30 s (aes: sizes x seconds; disk: its passes at 1 MiB/s; mem: 2 s + size\n" \
+	"at 64 MiB/s per page kind; net: 30 s + omit + seconds; times runs): then\n"   \
+	"it is cancelled and the guest ends as timeout. Ctrl-C cancels the jobs in\n"  \
+	"the guests and prints what they had measured, marked partial (exit status\n"  \
+	"130).\n"                                                                      \
 	"Sizes take k, M, G (binary: 4k = 4096). Each run is saved as its JSON\n"      \
 	"document under $XDG_DATA_HOME/guestbench/results/ (see 'results').\n"         \
 	"net: either --guest-listen [ADDR:]PORT --connect ADDR:PORT (the agent\n"      \

@@ -61,10 +61,12 @@ G_BEGIN_DECLS
  * gb-bench-status and returns G_SOURCE_REMOVE; the status callback calls
  * cli_guest_set_progress(guest, progress, "aes 40%") (drawn as a live line on
  * a TTY), cli_guest_set_deadline(guest, timeout) so that --timeout bounds
- * each step rather than the whole job, and either re-arms the poll timer or
+ * each step, and either re-arms the poll timer or
  * finishes the guest with the result. Calls on one session are sent one at a
  * time in the order issued, so a poll never overtakes a start. Pass the guest
  * as user_data: it outlives every callback (guests live until the app goes).
+ * The whole job is bounded by cli_guest_set_job_bound(), from what it asked for,
+ * so that a guest that keeps answering "running" cannot hold the run.
  *
  * Ctrl-C (SIGINT) and SIGTERM cancel app->cancellable. Guests not started yet
  * end as "error: not started (interrupted)". A running guest whose command has
@@ -348,6 +350,12 @@ void cli_guest_add_timeout(CliGuest *guest, guint interval_ms, GSourceFunc func,
                            gpointer user_data);
 /* Re-arms the guest's deadline to seconds from now (ignored while cancelling after Ctrl-C). */
 void cli_guest_set_deadline(CliGuest *guest, double seconds);
+/*
+ * Bounds the guest's whole job, whatever re-arms the deadline: seconds from now the
+ * job is cancelled in the guest as for --deadline, and the guest ends as timeout with
+ * "the job ran past its bound of SECONDS s (WHY)" (why: how the bound was reached).
+ */
+void cli_guest_set_job_bound(CliGuest *guest, double seconds, const char *why);
 /* fraction 0..1; text (may be NULL), all the line says after the guest's name, percentage
  * included, is escaped before it is drawn. */
 void cli_guest_set_progress(CliGuest *guest, double fraction, const char *text);

@@ -195,6 +195,62 @@ void cli_guest_set_deadline(CliGuest *guest, double seconds)
 	g_source_attach(guest->deadline, guest->app->context);
 }
 
+typedef struct {
+	CliGuest *guest;
+	double seconds;
+	char *why;
+} CliGuestBound;
+
+static void cli_guest_bound_free(gpointer data)
+{
+	CliGuestBound *bound = data;
+
+	g_free(bound->why);
+	g_free(bound);
+}
+
+static gboolean cli_runner_cancel_guest(CliApp *app, CliGuest *guest, const GError *reason);
+
+static gboolean cli_guest_bound_cb(gpointer user_data)
+{
+	CliGuestBound *bound = user_data;
+	CliGuest *guest = bound->guest;
+	g_autoptr(GError) error = NULL;
+
+	/* already cancelling (Ctrl-C, --deadline): that cancel and its grace go on */
+	if (cli_guest_is_done(guest) || guest->cancelling)
+		return G_SOURCE_REMOVE;
+	error =
+	    g_error_new(GB_ERROR, GB_ERROR_TIMEOUT, "the job ran past its bound of %.0f s%s%s%s",
+	                bound->seconds, bound->why != NULL ? " (" : "",
+	                bound->why != NULL ? bound->why : "", bound->why != NULL ? ")" : "");
+	if (!cli_runner_cancel_guest(guest->app, guest, error))
+		cli_guest_finish(guest, NULL, error);
+	return G_SOURCE_REMOVE;
+}
+
+void cli_guest_set_job_bound(CliGuest *guest, double seconds, const char *why)
+{
+	CliGuestBound *bound;
+	GSource *source;
+
+	if (cli_guest_is_done(guest))
+		return;
+	bound = g_new0(CliGuestBound, 1);
+	bound->guest = guest;
+	bound->seconds = seconds;
+	bound->why = g_strdup(why);
+	/* beyond what a timeout in ms holds (49 days), whole seconds */
+	if (seconds * 1000.0 < (double)G_MAXUINT)
+		source = g_timeout_source_new(MAX((guint)(seconds * 1000.0), 1));
+	else
+		source = g_timeout_source_new_seconds((guint)MIN(seconds, (double)G_MAXUINT));
+	g_source_set_callback(source, cli_guest_bound_cb, bound, cli_guest_bound_free);
+	g_source_attach(source, guest->app->context);
+	/* removed with the guest's other timers when it finishes */
+	g_ptr_array_add(guest->timers, source);
+}
+
 void cli_guest_set_progress(CliGuest *guest, double fraction, const char *text)
 {
 	g_free(guest->progress_text);
@@ -319,7 +375,8 @@ static void cli_runner_open_cb(CliSession *session, const GError *error, gpointe
 	guest->app->command->start(guest, session);
 }
 
-/* A qga: guest runs each call as a process: show how long; a benchmark re-arms --timeout. */
+/* A qga: guest runs each call as a process: show how long; a benchmark re-arms --timeout
+ * (its job's bound, cli_guest_set_job_bound(), still ends it). */
 static void cli_runner_session_wait_cb(CliSession *session, const char *execute, double elapsed,
                                        gboolean keepalive, gpointer user_data)
 {

@@ -338,3 +338,27 @@ JsonNode *cli_qga_decode_reply(const CliQgaExecStatus *status, const char *execu
 	g_clear_error(&decode.error);
 	return NULL;
 }
+
+gboolean cli_qga_check_final_status(JsonNode *reply, gint64 *job, GError **error)
+{
+	JsonObject *obj = NULL;
+	const char *state = NULL;
+
+	*job = 0;
+	/* a dry run has no job; anything with one is the final status of that job */
+	if (!gb_json_node_get_object(reply, "gb-bench-start reply", &obj, NULL) ||
+	    !gb_json_get_int(obj, "job", GB_JSON_REQUIRED, 1, G_MAXINT64, job, NULL)) {
+		*job = 0;
+		return TRUE;
+	}
+	if (gb_json_get_string(obj, "state", GB_JSON_OPTIONAL, &state, NULL) &&
+	    g_strcmp0(state, "running") == 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_PARSE,
+		            "invalid reply to gb-bench-start: the one-shot agent exited with job "
+		            "%" G_GINT64_FORMAT " still running (its answer must be the job's "
+		            "final status)",
+		            *job);
+		return FALSE;
+	}
+	return TRUE;
+}

@@ -55,4 +55,12 @@ CliQgaExecStatus *cli_qga_parse_exec_status(JsonNode *ret, GError **error);
 JsonNode *cli_qga_decode_reply(const CliQgaExecStatus *status, const char *execute,
                                const char *agent_path, gsize max_reply_size, GError **error);
 
+/*
+ * A one-shot gb-bench-start answers only when its job is over, with the job's
+ * final status. *job: its job, 0 for a reply without one (a dry run). A final
+ * status that says "running" is an error: no process runs that job any more,
+ * and polling it would never end.
+ */
+gboolean cli_qga_check_final_status(JsonNode *reply, gint64 *job, GError **error);
+
 G_END_DECLS

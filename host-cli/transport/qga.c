@@ -360,15 +360,14 @@ static void cli_qga_status_cb(CliSession *inner, JsonNode *ret, const GError *er
 	reply = cli_qga_decode_reply(status, call->execute, qga->agent_path, qga->max_reply_size,
 	                             &error_local);
 	if (reply != NULL && g_strcmp0(call->execute, "gb-bench-start") == 0) {
-		JsonObject *obj = NULL;
 		gint64 job = 0;
 
-		/* a dry run has no job; anything with one is the final status of that job */
-		if (gb_json_node_get_object(reply, "gb-bench-start reply", &obj, NULL) &&
-		    gb_json_get_int(obj, "job", GB_JSON_REQUIRED, 1, G_MAXINT64, &job, NULL)) {
+		/* the job's final status answers the polls that follow (cli_qga_answer_local) */
+		if (!cli_qga_check_final_status(reply, &job, &error_local))
+			g_clear_pointer(&reply, json_node_unref);
+		else if (job > 0)
 			g_hash_table_insert(qga->jobs, g_memdup2(&job, sizeof(job)),
 			                    json_node_copy(reply));
-		}
 	}
 	cli_qga_ref(qga);
 	cli_qga_finish_head(qga, reply, g_steal_pointer(&error_local));

@@ -571,6 +571,46 @@ static void test_qga_timeout(void)
 	g_assert_cmpfloat(run->elapsed, <, 2.5);
 }
 
+/*
+ * A one-shot agent answers gb-bench-start when its job is over: a final status that says
+ * "running" is an error at once, not a job to poll (--deadline only guards the test).
+ */
+static void test_qga_bench_running_final(void)
+{
+	g_autofree char *script = write_script(
+	    "running.sh", "echo '{\"return\": {\"job\": 1, \"test\": \"aes\", \"state\": "
+	                  "\"running\", \"progress\": 0.1}}'");
+	g_autofree char *target = qga_target(qga_sock);
+	g_autoptr(CliRun) run =
+	    cli_run("bench", "aes", "--seconds", "0.5", "--no-save", "--format", "json",
+	            "--timeout", "2", "--deadline", "20", "--qga-agent", script, target, NULL);
+
+	assert_guest_error(run, "error", "the one-shot agent exited with job 1 still running");
+	g_assert_cmpfloat(run->elapsed, <, 10.0);
+}
+
+/*
+ * guest-exec-status answering {"exited": false} forever (the one-shot agent never ends):
+ * each answer re-arms --timeout, the job's bound (2 x 0.5 s + 30 s) ends it, and the
+ * agent gets SIGTERM (--deadline only guards the test).
+ */
+static void test_qga_bench_never_exits(void)
+{
+	g_autofree char *script = write_script("never.sh", "exec sleep 100");
+	g_autofree char *target = qga_target(qga_sock);
+	g_autoptr(CliRun) run = cli_run("bench", "aes", "--sizes", "16", "--seconds", "0.5",
+	                                "--no-save", "--format", "json", "--timeout", "2",
+	                                "--deadline", "60", "--qga-agent", script, target, NULL);
+
+	assert_guest_error(
+	    run, "timeout",
+	    "the job ran past its bound of 31 s (2 x 0.5 s of work asked for + 30 s)");
+	/* the SIGTERM reached it: not "cancelling took longer" */
+	assert_guest_error(run, "timeout", "cancelled (before the job had started)");
+	g_assert_cmpfloat(run->elapsed, >=, 31.0);
+	g_assert_cmpfloat(run->elapsed, <, 31.0 + 2.0 + 6.0);
+}
+
 static void test_qga_dead_socket(void)
 {
 	g_autofree char *target = g_strdup_printf("qga:%s/nobody.sock", tmpdir);
@@ -860,6 +900,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/qga/agent-garbage", test_qga_agent_garbage);
 	g_test_add_func("/qga/truncated", test_qga_truncated);
 	g_test_add_func("/qga/timeout", test_qga_timeout);
+	g_test_add_func("/qga/bench-running-final", test_qga_bench_running_final);
+	g_test_add_func("/qga/bench-never-exits", test_qga_bench_never_exits);
 	g_test_add_func("/qga/dead-socket", test_qga_dead_socket);
 	g_test_add_func("/qga/inventory", test_qga_inventory);
 	g_test_add_func("/qga/libvirt-virsh", test_qga_libvirt_virsh);

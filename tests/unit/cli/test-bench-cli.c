@@ -10,6 +10,7 @@
 
 #include "transport/bench-net.h"
 #include "commands/cmd-bench.h"
+#include "commands/bench-args.h"
 #include "analysis/runs.h"
 
 static void test_size_ok(void)
@@ -511,6 +512,61 @@ static void test_results_save_list(void)
 	rm_rf(tmp);
 }
 
+/* The bound of a job from its params: 2 x work + 30 s, work from the params or defaults. */
+static void test_job_bound(void)
+{
+	const struct {
+		const char *test;
+		const char *params;
+		double work;
+	} cases[] = {
+		/* 6 default sizes x 3 s */
+		{ "aes", "{}", 18 },
+		{ "aes", "{\"seconds\": 0.5}", 3 },
+		{ "aes", "{\"sizes\": [16, 64], \"seconds\": 0.2, \"runs\": 3}", 1.2 },
+		/* 3 default records x 6 tests x 100 MiB at 1 MiB/s */
+		{ "disk", "{}", 1800 },
+		/* no write: the file is filled first, untimed */
+		{ "disk", "{\"size\": 4194304, \"record_sizes\": [4096], \"tests\": [\"read\"]}",
+		  8 },
+		{ "disk",
+		  "{\"size\": 4194304, \"record_sizes\": [4096], \"tests\": [\"write\", "
+		  "\"read\"], \"runs\": 2}",
+		  16 },
+		/* 3 kinds x (2 s + 256 MiB at 64 MiB/s) */
+		{ "mem", "{}", 18 },
+		{ "mem", "{\"size\": 134217728, \"pages\": [\"4k\"]}", 4 },
+		/* accept timeout 30 + omit 1 + seconds 10 */
+		{ "net", "{}", 41 },
+		{ "net", "{\"seconds\": 5, \"omit\": 0, \"runs\": 2}", 70 },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autoptr(JsonNode) node =
+		    gb_json_parse(cases[i].params, strlen(cases[i].params), &error);
+		JsonObject *params = NULL;
+		double work = -1;
+		double bound;
+
+		g_assert_no_error(error);
+		g_assert_true(gb_json_node_get_object(node, "params", &params, NULL));
+		bound = cli_bench_job_bound(cases[i].test, params, &work);
+		g_test_message("%s %s: work %g s, bound %g s", cases[i].test, cases[i].params, work,
+		               bound);
+		g_assert_cmpfloat_with_epsilon(work, cases[i].work, 1e-9);
+		g_assert_cmpfloat(bound, ==, ceil(2 * cases[i].work + 30));
+	}
+	/* a disk job of the largest file still has a finite bound */
+	{
+		g_autoptr(JsonObject) params = json_object_new();
+
+		json_object_set_int_member(params, "size", G_GINT64_CONSTANT(1) << 50);
+		json_object_set_int_member(params, "runs", GB_BENCH_MAX_RUNS);
+		g_assert_true(isfinite(cli_bench_job_bound("disk", params, NULL)));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -519,6 +575,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/bench-cli/size/overflow", test_size_overflow);
 	g_test_add_func("/bench-cli/size/list", test_size_list);
 	g_test_add_func("/bench-cli/word-list", test_word_list);
+	g_test_add_func("/bench-cli/job-bound", test_job_bound);
 	g_test_add_func("/bench-cli/format-size", test_format_size);
 	g_test_add_func("/bench-cli/openssl-layout", test_openssl_layout);
 	g_test_add_func("/bench-cli/labels-string", test_labels_string);

@@ -399,6 +399,50 @@ static void test_qga_agent_option(void)
 	g_assert_nonnull(strstr(error->message, "no target is reached through qemu-ga"));
 }
 
+/* A one-shot gb-bench-start answers with its job's final status: "running" is an error. */
+static void test_qga_final_status(void)
+{
+	const char *ok[] = {
+		"{\"job\": 3, \"state\": \"done\", \"result\": {\"metrics\": []}}",
+		"{\"job\": 3, \"state\": \"cancelled\"}",
+		"{\"job\": 3, \"state\": \"failed\", \"error\": \"x\"}",
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(ok); i++) {
+		g_autoptr(JsonNode) reply = parse(ok[i]);
+		g_autoptr(GError) error = NULL;
+		gint64 job = 0;
+
+		g_assert_true(cli_qga_check_final_status(reply, &job, &error));
+		g_assert_no_error(error);
+		g_assert_cmpint(job, ==, 3);
+	}
+	{
+		/* a dry run has no job */
+		g_autoptr(JsonNode) reply = parse("{\"test\": \"aes\", \"dry_run\": true}");
+		g_autoptr(GError) error = NULL;
+		gint64 job = 7;
+
+		g_assert_true(cli_qga_check_final_status(reply, &job, &error));
+		g_assert_no_error(error);
+		g_assert_cmpint(job, ==, 0);
+	}
+	{
+		g_autoptr(JsonNode) reply =
+		    parse("{\"job\": 1, \"test\": \"aes\", \"state\": \"running\", "
+		          "\"progress\": 0.1}");
+		g_autoptr(GError) error = NULL;
+		gint64 job = 0;
+
+		g_assert_false(cli_qga_check_final_status(reply, &job, &error));
+		g_assert_error(error, GB_ERROR, GB_ERROR_PARSE);
+		g_assert_cmpstr(
+		    error->message, ==,
+		    "invalid reply to gb-bench-start: the one-shot agent exited with job 1 "
+		    "still running (its answer must be the job's final status)");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -411,6 +455,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/cli/qga/decode-ok", test_qga_decode_ok);
 	g_test_add_func("/cli/qga/decode-bad", test_qga_decode_bad);
 	g_test_add_func("/cli/qga/decode-limits", test_qga_decode_limits);
+	g_test_add_func("/cli/qga/final-status", test_qga_final_status);
 	g_test_add_func("/cli/qga/stderr-excerpt-cut", test_qga_stderr_excerpt_cut);
 	g_test_add_func("/cli/qga/stderr-excerpt-chars", test_qga_stderr_excerpt_chars);
 	g_test_add_func("/cli/qga/stderr-excerpt-invalid", test_qga_stderr_excerpt_invalid);
