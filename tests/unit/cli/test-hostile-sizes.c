@@ -181,6 +181,75 @@ static void test_audit_many_disks_and_errors(void)
 	g_assert_cmpuint(unknown, ==, n - 1);
 }
 
+/* info's table for 51 guests, one of which has a 1 MiB version string. */
+static void test_table_long_cell(void)
+{
+	g_autoptr(CliTable) table = cli_table_new("GUEST", "STATUS", "VERSION", "DETAIL", NULL);
+	g_autofree char *huge = g_strnfill(1 << 20, 'v');
+	g_autoptr(GString) text = g_string_new(NULL);
+	g_autoptr(GString) csv = g_string_new(NULL);
+	g_autoptr(JsonNode) json = NULL;
+	g_auto(GStrv) lines = NULL;
+	g_autofree char *expected =
+	    g_strdup_printf("%-7s%-8s%-62s%s", "vm0", "ok", "0.1.0", "ready");
+
+	for (guint i = 0; i < 51; i++) {
+		g_autofree char *name = g_strdup_printf("vm%u", i);
+		cli_table_add_row(table, name, "ok", i == 7 ? huge : "0.1.0", "ready");
+	}
+	cli_table_render(table, FALSE, text);
+	g_assert_cmpuint(text->len, <, 100 * 1024);
+	lines = g_strsplit(text->str, "\n", -1);
+	/* the long cell is cut to 60 columns, ending in an ellipsis; the others are not padded to
+	 * it */
+	g_assert_true(g_str_has_prefix(lines[8], "vm7    ok      vvvv"));
+	g_assert_nonnull(strstr(lines[8], "v\u2026  ready"));
+	g_assert_cmpuint(cli_text_width(lines[8]), ==, 7 + 8 + 60 + 2 + 5);
+	g_assert_cmpstr(lines[1], ==, expected);
+	/* machine formats keep it whole */
+	cli_table_render_csv(table, csv);
+	g_assert_nonnull(strstr(csv->str, huge));
+	json = cli_table_to_json(table);
+	g_assert_cmpstr(json_object_get_string_member(
+	                    json_array_get_object_element(json_node_get_array(json), 7), "version"),
+	                ==, huge);
+}
+
+/* The last column is not padded but is bounded, and on a terminal no line wraps. */
+static void test_table_line_width(void)
+{
+	g_autoptr(CliTable) table = cli_table_new("GUEST", "STATUS", "DETAIL", NULL);
+	g_autofree char *model = g_strnfill(81, 'M');
+	g_autofree char *long_detail = g_strnfill(5000, 'd');
+	g_autoptr(GString) plain = g_string_new(NULL);
+	g_autoptr(GString) tty = g_string_new(NULL);
+	g_auto(GStrv) lines = NULL;
+	g_autoptr(GRegex) sgr = g_regex_new("\033\\[[0-9]*m", 0, 0, NULL);
+
+	cli_table_add_row(table, "vm1", "ok", model, NULL);
+	cli_table_add_row(table, "vm2", "error", long_detail, NULL);
+	cli_table_add_row(table, "vm3", "ok", "short", NULL);
+	cli_table_render(table, FALSE, plain);
+	lines = g_strsplit(plain->str, "\n", -1);
+	g_assert_cmpuint(g_strv_length(lines), ==, 5);
+	g_assert_cmpuint(cli_text_width(lines[1]), ==, 7 + 8 + 81); /* not cut: under 240 */
+	g_assert_cmpuint(cli_text_width(lines[2]), ==, 7 + 8 + 240);
+	g_clear_pointer(&lines, g_strfreev);
+
+	/* an 80-column terminal: the 81-column model would wrap into a fake row */
+	cli_table_set_terminal_width(80);
+	cli_table_render(table, TRUE, tty);
+	cli_table_set_terminal_width(0);
+	lines = g_strsplit(tty->str, "\n", -1);
+	g_assert_cmpuint(g_strv_length(lines), ==, 5);
+	for (guint i = 0; lines[i] != NULL; i++) {
+		g_autofree char *bare = g_regex_replace(sgr, lines[i], -1, 0, "", 0, NULL);
+		g_assert_cmpuint(cli_text_width(bare), <=, 80);
+	}
+	g_assert_true(g_str_has_suffix(lines[1], "M\u2026"));
+	g_assert_true(g_str_has_suffix(lines[3], "short"));
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -188,5 +257,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/hostile-sizes/bench/disk-record-sizes", test_disk_many_records);
 	g_test_add_func("/hostile-sizes/bench/net-rows", test_net_many_rows);
 	g_test_add_func("/hostile-sizes/audit/disks-and-errors", test_audit_many_disks_and_errors);
+	g_test_add_func("/hostile-sizes/table/long-cell", test_table_long_cell);
+	g_test_add_func("/hostile-sizes/table/line-width", test_table_line_width);
 	return g_test_run();
 }
