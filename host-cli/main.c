@@ -8,6 +8,8 @@
 
 #include "commands/commands.h"
 #include "render/escape.h"
+#include "render/output.h"
+#include "render/table.h"
 
 /*
  * Log lines (g_debug with --verbose or G_MESSAGES_DEBUG, g_message, g_warning)
@@ -81,5 +83,8 @@ int main(int argc, char **argv)
 	}
 	if (app->opts.verbose)
 		g_log_set_debug_enabled(TRUE);
+	/* a table line that wrapped would read as a row of its own */
+	if (app->stdout_is_tty && cli_output_is_stdout(app->opts.output))
+		cli_table_set_terminal_width(cli_output_terminal_columns(STDOUT_FILENO));
 	return cli_app_run(app);
 }

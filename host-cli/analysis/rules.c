@@ -39,22 +39,99 @@ static char *path_join(const char *prefix, const char *member)
 	return g_strdup_printf("%s.%s", prefix, member);
 }
 
-/* An agent error on "memory" covers "memory.thp"; one on "block[1]" covers "block[1].bus". */
-static gboolean path_is_covered_by(const char *path, const char *member)
+/*
+ * The agent's error members, to find whether one covers a path. A guest
+ * chooses how many errors it sends and how long a name (so a path) is, and a
+ * path is covered by its prefix at any '.' or '['. Each prefix is looked up
+ * by a hash carried along as the path is read once, so a path costs its
+ * length, whatever the number of errors or of prefixes. The hash is a
+ * polynomial modulo 2^31 - 1 in two bases drawn at random, so a guest cannot
+ * make strings collide in it.
+ */
+#define REPORTED_PRIME G_GUINT64_CONSTANT(2147483647)
+
+typedef struct {
+	const char *str; /* borrowed from the facts */
+	gsize len;
+	guint64 hash;
+} ReportedKey;
+
+typedef struct {
+	guint64 h1, h2;
+} ReportedHash;
+
+static guint64 reported_bases[2];
+
+static void reported_hash_step(ReportedHash *h, guchar c)
 {
-	gsize len = strlen(member);
-	if (len == 0 || strncmp(path, member, len) != 0)
-		return FALSE;
-	return path[len] == '\0' || path[len] == '.' || path[len] == '[';
+	h->h1 = (h->h1 * reported_bases[0] + c + 1) % REPORTED_PRIME;
+	h->h2 = (h->h2 * reported_bases[1] + c + 1) % REPORTED_PRIME;
 }
 
+static guint64 reported_hash_value(const ReportedHash *h)
+{
+	return h->h1 << 32 | h->h2;
+}
+
+static guint reported_key_hash(gconstpointer data)
+{
+	const ReportedKey *key = data;
+	return (guint)(key->hash ^ (key->hash >> 32));
+}
+
+static gboolean reported_key_equal(gconstpointer a, gconstpointer b)
+{
+	const ReportedKey *x = a;
+	const ReportedKey *y = b;
+	return x->hash == y->hash && x->len == y->len && memcmp(x->str, y->str, x->len) == 0;
+}
+
+static GHashTable *reported_new(void)
+{
+	static gsize once = 0;
+
+	if (g_once_init_enter(&once)) {
+		reported_bases[0] = (guint64)g_random_int_range(1 << 16, G_MAXINT32);
+		reported_bases[1] = (guint64)g_random_int_range(1 << 16, G_MAXINT32);
+		g_once_init_leave(&once, 1);
+	}
+	return g_hash_table_new_full(reported_key_hash, reported_key_equal, g_free, NULL);
+}
+
+static void reported_add(GHashTable *reported, const char *member)
+{
+	ReportedKey *key = g_new0(ReportedKey, 1);
+	ReportedHash h = { 0, 0 };
+
+	key->str = member;
+	key->len = strlen(member);
+	for (gsize i = 0; i < key->len; i++)
+		reported_hash_step(&h, (guchar)member[i]);
+	key->hash = reported_hash_value(&h);
+	/* an empty member covers nothing */
+	if (key->len == 0 || !g_hash_table_add(reported, key))
+		g_free(key);
+}
+
+/* An agent error on "memory" covers "memory.thp"; one on "block[1]" covers "block[1].bus". */
 static gboolean ctx_path_reported(CliAuditCtx *ctx, const char *path)
 {
-	for (guint i = 0; i < ctx->reported->len; i++) {
-		if (path_is_covered_by(path, g_ptr_array_index(ctx->reported, i)))
-			return TRUE;
+	ReportedHash h = { 0, 0 };
+
+	if (g_hash_table_size(ctx->reported) == 0)
+		return FALSE;
+	for (gsize i = 0;; i++) {
+		char c = path[i];
+
+		if (i > 0 && (c == '\0' || c == '.' || c == '[')) {
+			ReportedKey key = { path, i, reported_hash_value(&h) };
+			if (g_hash_table_contains(ctx->reported, &key))
+				return TRUE;
+		}
+		if (c == '\0')
+			return FALSE;
+		reported_hash_step(&h, (guchar)c);
 	}
-	return FALSE;
 }
 
 /* The agent names a disk's member "block[2].bus", "block.vda.bus" or "block/vda.bus". */
@@ -365,7 +442,7 @@ static void ctx_collect_reported(CliAuditCtx *ctx)
 	for (guint i = 0; i < errors->items->len; i++) {
 		const CliFactsError *entry = g_ptr_array_index(errors->items, i);
 		if (cli_fact_ok(&entry->node.fact) && cli_fact_ok(&entry->member.fact))
-			g_ptr_array_add(ctx->reported, entry->member.value);
+			reported_add(ctx->reported, entry->member.value);
 	}
 }
 
@@ -374,7 +451,7 @@ GPtrArray *cli_audit_run_facts(const CliFacts *facts)
 	CliAuditCtx ctx = {
 		.facts = facts,
 		.findings = g_ptr_array_new_with_free_func((GDestroyNotify)cli_finding_free),
-		.reported = g_ptr_array_new(),
+		.reported = reported_new(),
 		.unknown = g_ptr_array_new_with_free_func(cli_rule_unknown_free),
 		.unknown_by_path = g_hash_table_new(g_str_hash, g_str_equal),
 	};
@@ -386,7 +463,7 @@ GPtrArray *cli_audit_run_facts(const CliFacts *facts)
 	}
 	g_hash_table_unref(ctx.unknown_by_path);
 	g_ptr_array_unref(ctx.unknown);
-	g_ptr_array_unref(ctx.reported);
+	g_hash_table_unref(ctx.reported);
 	return ctx.findings;
 }
 

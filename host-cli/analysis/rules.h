@@ -19,8 +19,8 @@ typedef struct _CliAuditCtx CliAuditCtx;
 struct _CliAuditCtx {
 	const CliFacts *facts;
 	GPtrArray *findings;
-	GPtrArray *reported; /* "member" of each agent "errors" entry (borrowed) */
-	GPtrArray *unknown;  /* CliRuleUnknown, in the order first met */
+	GHashTable *reported; /* "member" of each agent "errors" entry (rules.c) */
+	GPtrArray *unknown;   /* CliRuleUnknown, in the order first met */
 	GHashTable *unknown_by_path;
 	const CliAuditRuleInfo *rule; /* the rule running now */
 };

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <glib-unix.h>
 #include <signal.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include "fleet/runner.h"
 #include "transport/qga.h"
 #include "render/escape.h"
+#include "render/output.h"
 
 /* Redraw the live progress line at most this often. */
 #define CLI_RUNNER_PROGRESS_INTERVAL_MS 250
@@ -275,20 +275,6 @@ static gboolean cli_runner_shows_progress(CliApp *app)
 	return app->stderr_is_tty && !app->opts.quiet && app->guests != NULL;
 }
 
-/* The terminal's width: COLUMNS when set (as curses takes it), else the tty's, else 80. */
-static gsize cli_runner_term_columns(void)
-{
-	const char *env = g_getenv("COLUMNS");
-	guint64 cols = 0;
-	struct winsize ws;
-
-	if (env != NULL && g_ascii_string_to_unsigned(env, 10, 1, 100000, &cols, NULL))
-		return (gsize)cols;
-	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-		return ws.ws_col;
-	return 80;
-}
-
 static void cli_runner_draw_progress(CliApp *app, gboolean final)
 {
 	g_autoptr(GString) line = NULL;
@@ -335,7 +321,7 @@ static void cli_runner_draw_progress(CliApp *app, gboolean final)
 		                       (now - slowest->started_us) / (double)G_USEC_PER_SEC);
 	}
 	/* one column short of the edge: an update rewrites this line and never wraps */
-	columns = cli_runner_term_columns();
+	columns = cli_output_terminal_columns(STDERR_FILENO);
 	columns = columns > 1 ? columns - 1 : 1;
 	if (latest != NULL) {
 		g_autofree char *name = cli_escape_terminal(latest->target->name);

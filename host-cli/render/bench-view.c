@@ -135,35 +135,95 @@ static char *cli_bench_cell(const CliBenchSample *s, double scale, int decimals)
 	return g_strdup_printf("%.*f", decimals, s->value * scale);
 }
 
-/* Sorted distinct numeric values of one label over the samples of metric. */
-static GArray *cli_bench_label_values(GArray *samples, const char *metric, const char *key)
+/*
+ * Samples by the values of one or two labels, for lookups in O(1): a guest
+ * chooses how many block or record sizes it reports. The first sample of each
+ * pair of values wins, as in cli_bench_find(); metric and unit (NULL: any)
+ * filter the samples, and a sample without either label is left out.
+ */
+static char *cli_bench_index_key(const char *v1, const char *v2)
 {
-	GArray *values = g_array_new(FALSE, FALSE, sizeof(guint64));
+	/* the length makes the pair unambiguous whatever the values hold */
+	return g_strdup_printf("%zu:%s:%s", strlen(v1), v1, v2 != NULL ? v2 : "");
+}
 
+static GHashTable *cli_bench_index(GArray *samples, const char *metric, const char *unit,
+                                   const char *k1, const char *k2)
+{
+	GHashTable *index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+
+	for (guint i = 0; i < samples->len; i++) {
+		CliBenchSample *s = &g_array_index(samples, CliBenchSample, i);
+		const char *v1 = cli_bench_label(s, k1);
+		const char *v2 = k2 != NULL ? cli_bench_label(s, k2) : NULL;
+		char *key;
+
+		if ((metric != NULL && g_strcmp0(s->metric, metric) != 0) ||
+		    (unit != NULL && g_strcmp0(s->unit, unit) != 0) || v1 == NULL ||
+		    (k2 != NULL && v2 == NULL))
+			continue;
+		key = cli_bench_index_key(v1, v2);
+		if (g_hash_table_contains(index, key))
+			g_free(key);
+		else
+			g_hash_table_insert(index, key, s);
+	}
+	return index;
+}
+
+static const CliBenchSample *cli_bench_index_find(GHashTable *index, const char *v1, const char *v2)
+{
+	g_autofree char *key = cli_bench_index_key(v1, v2);
+
+	return g_hash_table_lookup(index, key);
+}
+
+static gint cli_bench_compare_u64(gconstpointer a, gconstpointer b)
+{
+	guint64 x = *(const guint64 *)a;
+	guint64 y = *(const guint64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts values and drops repeats, in O(n log n). */
+static void cli_bench_sort_distinct(GArray *values)
+{
+	guint n = 0;
+
+	g_array_sort(values, cli_bench_compare_u64);
+	for (guint i = 0; i < values->len; i++) {
+		guint64 v = g_array_index(values, guint64, i);
+
+		if (n == 0 || g_array_index(values, guint64, n - 1) != v)
+			g_array_index(values, guint64, n++) = v;
+	}
+	g_array_set_size(values, n);
+}
+
+/* Appends the numeric values of one label over the samples of metric (NULL: any). */
+static void cli_bench_add_label_values(GArray *values, GArray *samples, const char *metric,
+                                       const char *key)
+{
 	for (guint i = 0; i < samples->len; i++) {
 		const CliBenchSample *s = &g_array_index(samples, CliBenchSample, i);
 		const char *text = metric == NULL || g_strcmp0(s->metric, metric) == 0
 		                       ? cli_bench_label(s, key)
 		                       : NULL;
 		guint64 v = 0;
-		gboolean seen = FALSE;
 
-		if (text == NULL || !g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, &v, NULL))
-			continue;
-		for (guint j = 0; j < values->len && !seen; j++)
-			seen = g_array_index(values, guint64, j) == v;
-		if (!seen)
+		if (text != NULL && g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, &v, NULL))
 			g_array_append_val(values, v);
 	}
-	for (guint i = 1; i < values->len; i++) {
-		for (guint j = i; j > 0 && g_array_index(values, guint64, j - 1) >
-		                               g_array_index(values, guint64, j);
-		     j--) {
-			guint64 t = g_array_index(values, guint64, j);
-			g_array_index(values, guint64, j) = g_array_index(values, guint64, j - 1);
-			g_array_index(values, guint64, j - 1) = t;
-		}
-	}
+}
+
+/* Sorted distinct numeric values of one label over the samples of metric. */
+static GArray *cli_bench_label_values(GArray *samples, const char *metric, const char *key)
+{
+	GArray *values = g_array_new(FALSE, FALSE, sizeof(guint64));
+
+	cli_bench_add_label_values(values, samples, metric, key);
+	cli_bench_sort_distinct(values);
 	return values;
 }
 
@@ -215,7 +275,6 @@ static void cli_bench_render_aes(const CliResults *results, GString *out)
 	for (guint i = 0; i < results->guests->len; i++) {
 		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		g_autoptr(GArray) samples = cli_bench_samples(guest, NULL);
-		g_autoptr(GArray) mine = cli_bench_label_values(samples, NULL, "block_size");
 		g_autofree char *name = NULL;
 
 		if (!cli_bench_has_numbers(guest))
@@ -223,23 +282,18 @@ static void cli_bench_render_aes(const CliResults *results, GString *out)
 		any = TRUE;
 		name = cli_escape_terminal(guest->name);
 		width = MAX(width, cli_text_width(name));
-		for (guint j = 0; j < mine->len; j++) {
-			guint64 v = g_array_index(mine, guint64, j);
-			guint k = 0;
-			while (k < sizes->len && g_array_index(sizes, guint64, k) < v)
-				k++;
-			if (k == sizes->len || g_array_index(sizes, guint64, k) != v)
-				g_array_insert_val(sizes, k, v);
-		}
+		cli_bench_add_label_values(sizes, samples, NULL, "block_size");
 	}
 	if (!any)
 		return;
+	cli_bench_sort_distinct(sizes);
 	g_string_append(out, "The 'numbers' are in 1000s of bytes per second processed.\n");
 	cli_bench_pad(out, "GUEST", width + 2);
 	cli_bench_openssl_header(out, (const guint64 *)sizes->data, sizes->len);
 	for (guint i = 0; i < results->guests->len; i++) {
 		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		g_autoptr(GArray) samples = NULL;
+		g_autoptr(GHashTable) by_size = NULL;
 		g_autofree double *values = NULL;
 		g_autofree double *stddevs = NULL;
 		g_autofree char *cipher = NULL;
@@ -248,20 +302,14 @@ static void cli_bench_render_aes(const CliResults *results, GString *out)
 		if (!cli_bench_has_numbers(guest))
 			continue;
 		samples = cli_bench_samples(guest, NULL);
+		by_size = cli_bench_index(samples, NULL, "B/s", "block_size", NULL);
 		values = g_new(double, MAX(sizes->len, 1));
 		stddevs = g_new(double, MAX(sizes->len, 1));
 		for (guint j = 0; j < sizes->len; j++) {
 			g_autofree char *bs =
 			    g_strdup_printf("%" G_GUINT64_FORMAT, g_array_index(sizes, guint64, j));
-			const CliBenchSample *s = NULL;
+			const CliBenchSample *s = cli_bench_index_find(by_size, bs, NULL);
 
-			for (guint k = 0; k < samples->len && s == NULL; k++) {
-				const CliBenchSample *c =
-				    &g_array_index(samples, CliBenchSample, k);
-				if (g_strcmp0(cli_bench_label(c, "block_size"), bs) == 0 &&
-				    g_strcmp0(c->unit, "B/s") == 0)
-					s = c;
-			}
 			values[j] = s != NULL ? s->value : NAN;
 			stddevs[j] = s != NULL && s->n_runs > 1 ? s->stddev : NAN;
 			repeated |= s != NULL && s->n_runs > 1;
@@ -286,11 +334,13 @@ static void cli_bench_render_disk(const CliResults *results, CliTable *table)
 		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		g_autoptr(GArray) samples = NULL;
 		g_autoptr(GArray) records = NULL;
+		g_autoptr(GHashTable) by_test = NULL;
 
 		if (!cli_bench_has_numbers(guest))
 			continue;
 		samples = cli_bench_samples(guest, NULL);
 		records = cli_bench_label_values(samples, "disk-throughput", "record_size");
+		by_test = cli_bench_index(samples, "disk-throughput", NULL, "test", "record_size");
 		for (guint r = 0; r < records->len; r++) {
 			guint64 rs = g_array_index(records, guint64, r);
 			g_autofree char *rs_label = g_strdup_printf("%" G_GUINT64_FORMAT, rs);
@@ -300,8 +350,7 @@ static void cli_bench_render_disk(const CliResults *results, CliTable *table)
 			g_ptr_array_add(cells, cli_bench_format_size(rs));
 			for (guint t = 0; tests[t] != NULL; t++) {
 				const CliBenchSample *s =
-				    cli_bench_find(samples, "disk-throughput", "test", tests[t],
-				                   "record_size", rs_label);
+				    cli_bench_index_find(by_test, tests[t], rs_label);
 				g_ptr_array_add(cells, cli_bench_cell(s, 1e-6, 2));
 			}
 			g_ptr_array_add(cells, NULL);
@@ -363,17 +412,24 @@ static void cli_bench_render_net(const CliResults *results, CliTable *table, GSt
 	for (guint i = 0; i < results->guests->len; i++) {
 		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		g_autoptr(GArray) samples = NULL;
+		const char *const kinds[] = { "total", "softirq", "system" };
+		const CliBenchSample *cpu[G_N_ELEMENTS(kinds)];
+		const CliBenchSample *retrans = NULL;
 		guint n_rows = 0;
 
 		if (!cli_bench_has_numbers(guest))
 			continue;
 		samples = cli_bench_samples(guest, NULL);
+		/* the same on every row: looked up once, however many rows the guest sends */
+		for (guint k = 0; k < G_N_ELEMENTS(kinds); k++)
+			cpu[k] =
+			    cli_bench_find(samples, "guest-cpu-busy", "kind", kinds[k], NULL, NULL);
+		retrans = cli_bench_find(samples, "tcp-retransmits", NULL, NULL, NULL, NULL);
 		for (guint j = 0; j < samples->len; j++) {
 			const CliBenchSample *s = &g_array_index(samples, CliBenchSample, j);
 			g_autoptr(GPtrArray) cells = g_ptr_array_new_with_free_func(g_free);
 			const char *dir = cli_bench_label(s, "direction");
 			const char *streams = cli_bench_label(s, "streams");
-			const char *const kinds[] = { "total", "softirq", "system" };
 
 			if (g_strcmp0(s->metric, "tcp-throughput") != 0)
 				continue;
@@ -383,15 +439,8 @@ static void cli_bench_render_net(const CliResults *results, CliTable *table, GSt
 			g_ptr_array_add(cells, cli_bench_cell(s, 8e-6, 1));
 			g_ptr_array_add(cells, cli_bench_cell(s, 1e-6, 1));
 			for (guint k = 0; k < G_N_ELEMENTS(kinds); k++)
-				g_ptr_array_add(
-				    cells,
-				    cli_bench_cell(cli_bench_find(samples, "guest-cpu-busy", "kind",
-				                                  kinds[k], NULL, NULL),
-				                   1.0, 1));
-			g_ptr_array_add(cells,
-			                cli_bench_cell(cli_bench_find(samples, "tcp-retransmits",
-			                                              NULL, NULL, NULL, NULL),
-			                               1.0, 0));
+				g_ptr_array_add(cells, cli_bench_cell(cpu[k], 1.0, 1));
+			g_ptr_array_add(cells, cli_bench_cell(retrans, 1.0, 0));
 			g_ptr_array_add(cells, NULL);
 			cli_table_add_rowv(table, (const char *const *)cells->pdata);
 			n_rows++;

@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,6 +49,19 @@ gboolean cli_output_use_color(CliColor color, const char *path, gboolean stdout_
 	if ((no_color != NULL && no_color[0] != '\0') || g_strcmp0(g_getenv("TERM"), "dumb") == 0)
 		return FALSE;
 	return cli_output_is_stdout(path) && stdout_is_tty;
+}
+
+gsize cli_output_terminal_columns(int fd)
+{
+	const char *env = g_getenv("COLUMNS");
+	guint64 cols = 0;
+	struct winsize ws;
+
+	if (env != NULL && g_ascii_string_to_unsigned(env, 10, 1, 100000, &cols, NULL))
+		return (gsize)cols;
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
 }
 
 /* Whether a file can be created in dir: the way an atomic replace will need to. */

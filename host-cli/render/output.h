@@ -34,6 +34,8 @@ gboolean cli_output_is_stdout(const char *path);
  * terminal, not to -o FILE, and not when NO_COLOR is set or TERM is dumb.
  */
 gboolean cli_output_use_color(CliColor color, const char *path, gboolean stdout_is_tty);
+/* A terminal's width: COLUMNS when set (as curses takes it), else fd's, else 80. */
+gsize cli_output_terminal_columns(int fd);
 /*
  * Before any guest is contacted: whether doc can be written to path, the way
  * cli_output_write_doc() will write it (a file can be made where a regular

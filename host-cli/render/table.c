@@ -106,6 +106,24 @@ char *cli_table_header_key(const char *header)
 	return g_string_free(key, FALSE);
 }
 
+/*
+ * The text table is for reading: a cell is at most CLI_TABLE_CELL_MAX columns
+ * (the last one, which is not padded, CLI_TABLE_LAST_CELL_MAX), cut with an
+ * ellipsis, so one long guest string cannot pad every row of the table to its
+ * width. On a terminal every line is also cut to the terminal's width, so a
+ * line never wraps into what would look like a row of its own. CSV and JSON
+ * keep every value whole.
+ */
+#define CLI_TABLE_CELL_MAX 60
+#define CLI_TABLE_LAST_CELL_MAX 240
+
+static gsize cli_table_line_width = 0;
+
+void cli_table_set_terminal_width(gsize columns)
+{
+	cli_table_line_width = columns;
+}
+
 static const char *cli_table_status_color(const char *value)
 {
 	if (g_strcmp0(value, "ok") == 0 || g_strcmp0(value, "PASS") == 0)
@@ -124,12 +142,21 @@ static void cli_table_render_row(const CliTable *table, GPtrArray *cells, const 
                                  gint status_col, gboolean color, GString *out)
 {
 	guint last = cells->len - 1;
+	gsize limit = cli_table_line_width;
+	gsize used = 0;
 	GString *line = g_string_new(NULL);
 
 	for (guint i = 0; i < cells->len; i++) {
 		const char *cell = g_ptr_array_index(cells, i);
+		g_autofree char *cut = NULL;
 		const char *col = NULL;
+		gsize target;
 
+		/* on a terminal, the cell that reaches its edge is the last one, cut */
+		if (limit > 0 && used + cli_text_width(cell) > limit) {
+			cut = cli_text_truncate(cell, used < limit ? limit - used : 0);
+			cell = cut;
+		}
 		if (color && (gint)i == status_col)
 			col = cli_table_status_color(cell);
 		if (col != NULL)
@@ -137,10 +164,15 @@ static void cli_table_render_row(const CliTable *table, GPtrArray *cells, const 
 		g_string_append(line, cell);
 		if (col != NULL)
 			g_string_append(line, CLI_COLOR_RESET);
-		if (i < last) {
-			for (gsize w = cli_text_width(cell); w < widths[i] + 2; w++)
-				g_string_append_c(line, ' ');
-		}
+		used += cli_text_width(cell);
+		if (cut != NULL || i == last)
+			break;
+		/* padding stops one column short of the edge: room for the next cell's "…" */
+		target = used + (widths[i] + 2 - MIN(widths[i], cli_text_width(cell)));
+		if (limit > 0)
+			target = MIN(target, MAX(used, limit - 1));
+		for (; used < target; used++)
+			g_string_append_c(line, ' ');
 	}
 	/* empty trailing cells would leave padding behind */
 	while (line->len > 0 && line->str[line->len - 1] == ' ')
@@ -154,8 +186,17 @@ static GPtrArray *cli_table_escape_row(GPtrArray *cells)
 {
 	GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
 
-	for (guint i = 0; i < cells->len; i++)
-		g_ptr_array_add(row, cli_escape_terminal(g_ptr_array_index(cells, i)));
+	for (guint i = 0; i < cells->len; i++) {
+		gsize max = i + 1 < cells->len ? CLI_TABLE_CELL_MAX : CLI_TABLE_LAST_CELL_MAX;
+		char *escaped = cli_escape_terminal(g_ptr_array_index(cells, i));
+
+		if (cli_text_width(escaped) > max) {
+			char *cut = cli_text_truncate(escaped, max);
+			g_free(escaped);
+			escaped = cut;
+		}
+		g_ptr_array_add(row, escaped);
+	}
 	return row;
 }
 

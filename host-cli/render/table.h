@@ -21,7 +21,17 @@ void cli_table_free(CliTable *table);
 void cli_table_add_row(CliTable *table, const char *first_cell, ...);
 void cli_table_add_rowv(CliTable *table, const char *const *cells);
 guint cli_table_get_n_rows(const CliTable *table);
+/*
+ * Aligned text, escaped; a cell longer than 60 columns (the last one: 240) is
+ * cut with "…", the full value staying in CSV and JSON.
+ */
 void cli_table_render(const CliTable *table, gboolean color, GString *out);
+/*
+ * Cuts every line of the text tables rendered from now on to columns (0: not
+ * cut), so that on a terminal no line wraps into what would read as a row of
+ * its own; set once, when the tables go to a terminal.
+ */
+void cli_table_set_terminal_width(gsize columns);
 
 /* What a column holds, for JSON: text (the default), a whole number, a number. */
 typedef enum {
