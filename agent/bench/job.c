@@ -320,6 +320,23 @@ static JsonArray *agent_job_aggregate(GPtrArray *run_metrics, GError **error)
 	return g_steal_pointer(&out);
 }
 
+/* The members every result holds about its job: test, params (runs included), version, time. */
+static void agent_job_describe(AgentJob *job, JsonObject *envelope, const char *timestamp)
+{
+	JsonObject *params_out = json_object_new();
+	g_autoptr(GList) members = json_object_get_members(job->params);
+
+	for (GList *l = members; l != NULL; l = l->next)
+		json_object_set_member(
+		    params_out, l->data,
+		    json_node_copy(json_object_get_member(job->params, l->data)));
+	json_object_set_int_member(params_out, "runs", job->runs);
+	json_object_set_string_member(envelope, "test", job->bench->name);
+	json_object_set_object_member(envelope, "params", params_out);
+	json_object_set_string_member(envelope, "agent_version", GB_VERSION);
+	json_object_set_string_member(envelope, "timestamp", timestamp);
+}
+
 /*
  * After a cancel: the runs that finished, or else what the cut-short run had
  * measured, marked "partial"; NULL when nothing was measured.
@@ -328,7 +345,6 @@ static JsonNode *agent_job_partial(AgentJob *job, GPtrArray *run_metrics, JsonNo
                                    const char *timestamp)
 {
 	JsonObject *envelope;
-	JsonObject *params_out;
 	JsonArray *metrics = NULL;
 	gint64 runs_done = (gint64)run_metrics->len;
 
@@ -341,20 +357,7 @@ static JsonNode *agent_job_partial(AgentJob *job, GPtrArray *run_metrics, JsonNo
 	if (metrics == NULL)
 		return NULL;
 	envelope = json_object_new();
-	json_object_set_string_member(envelope, "test", job->bench->name);
-	params_out = json_object_new();
-	{
-		g_autoptr(GList) members = json_object_get_members(job->params);
-		for (GList *l = members; l != NULL; l = l->next) {
-			json_object_set_member(
-			    params_out, l->data,
-			    json_node_copy(json_object_get_member(job->params, l->data)));
-		}
-	}
-	json_object_set_int_member(params_out, "runs", job->runs);
-	json_object_set_object_member(envelope, "params", params_out);
-	json_object_set_string_member(envelope, "agent_version", GB_VERSION);
-	json_object_set_string_member(envelope, "timestamp", timestamp);
+	agent_job_describe(job, envelope, timestamp);
 	if (facts != NULL)
 		json_object_set_member(envelope, "facts", json_node_copy(facts));
 	json_object_set_array_member(envelope, "metrics", metrics);
@@ -377,7 +380,6 @@ static JsonNode *agent_job_execute(AgentJob *job, JsonNode **partial, GError **e
 	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
 	g_autofree char *timestamp = g_date_time_format_iso8601(now);
 	g_autoptr(JsonObject) envelope = json_object_new();
-	JsonObject *params_out;
 	JsonObject *last = NULL;
 	JsonArray *metrics;
 
@@ -432,20 +434,7 @@ static JsonNode *agent_job_execute(AgentJob *job, JsonNode **partial, GError **e
 			    json_node_copy(json_object_get_member(last, l->data)));
 		}
 	}
-	json_object_set_string_member(envelope, "test", job->bench->name);
-	params_out = json_object_new();
-	{
-		g_autoptr(GList) members = json_object_get_members(job->params);
-		for (GList *l = members; l != NULL; l = l->next) {
-			json_object_set_member(
-			    params_out, l->data,
-			    json_node_copy(json_object_get_member(job->params, l->data)));
-		}
-	}
-	json_object_set_int_member(params_out, "runs", job->runs);
-	json_object_set_object_member(envelope, "params", params_out);
-	json_object_set_string_member(envelope, "agent_version", GB_VERSION);
-	json_object_set_string_member(envelope, "timestamp", timestamp);
+	agent_job_describe(job, envelope, timestamp);
 	json_object_set_member(envelope, "facts", g_steal_pointer(&facts));
 	if (job->runs > 1) {
 		metrics = agent_job_aggregate(run_metrics, error);
