@@ -10,6 +10,7 @@
 #include "fleet/remote.h"
 #include "commands/commands.h"
 #include "fleet/hostview.h"
+#include "fleet/merge.h"
 #include "fleet/resolve.h"
 #include "fleet/runner.h"
 
@@ -162,7 +163,8 @@ static gboolean cli_option_color_cb(const char *option_name, const char *value, 
 	return TRUE;
 }
 
-/* The fleet options (--inventory, --tag, --name repeat; --libvirt-dir, --deadline once). */
+/* The fleet options (--connect, --inventory, --tag, --name repeat; --libvirt-dir, --deadline once).
+ */
 static gboolean cli_option_fleet_cb(const char *option_name, const char *value, gpointer data,
                                     GError **error)
 {
@@ -179,10 +181,13 @@ static gboolean cli_option_fleet_cb(const char *option_name, const char *value, 
 		return cli_parse_seconds(option_name, value, 0.001, &app->opts.deadline, error);
 	if (g_strcmp0(option_name, "--libvirt-dir") == 0) {
 		g_free(app->opts.libvirt_dir);
+		g_strfreev(app->opts.connect);
 		app->opts.libvirt_dir = g_strdup(value);
 		return TRUE;
 	}
-	if (g_strcmp0(option_name, "--inventory") == 0)
+	if (g_strcmp0(option_name, "--connect") == 0 || g_strcmp0(option_name, "-c") == 0)
+		list = &app->opts.connect;
+	else if (g_strcmp0(option_name, "--inventory") == 0)
 		list = &app->opts.inventories;
 	else if (g_strcmp0(option_name, "--tag") == 0)
 		list = &app->opts.tags;
@@ -270,8 +275,13 @@ static const GOptionEntry cli_target_entries[] = {
 };
 
 static const GOptionEntry cli_libvirt_entries[] = {
+	{ "connect", 'c', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
+	  "libvirt connection URI, as virsh -c (repeatable; default $LIBVIRT_DEFAULT_URI, else "
+	  "libvirt's own); without targets: every running guest of each",
+	  "URI" },
 	{ "libvirt-dir", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
-	  "libvirt's live domain XML directory (default /run/libvirt/qemu)", "DIR" },
+	  "Read libvirt's state files in DIR instead of asking libvirt (root on the hypervisor)",
+	  "DIR" },
 	{ NULL },
 };
 
@@ -829,8 +839,18 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 	}
 	if (command->run != NULL || app->action != CLI_ACTION_RUN)
 		return TRUE;
+	cli_virt_set_timeout(app->opts.timeout);
+	if (app->args->len == 0 && app->opts.inventories == NULL && app->opts.connect != NULL) {
+		/* every running guest of each hypervisor */
+		app->targets =
+		    cli_targets_from_libvirt((const char *const *)app->opts.connect, error);
+		return app->targets != NULL && cli_hostview_check_options(app, error) &&
+		       cli_targets_apply_qga_agent(app->targets, app->opts.qga_agent, error);
+	}
 	if (app->args->len == 0 && app->opts.inventories == NULL) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT, "no targets given for '%s'",
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "no targets given for '%s' (name them, or give --inventory FILE or "
+		            "--connect URI)",
 		            command->name);
 		return FALSE;
 	}
@@ -839,6 +859,7 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 		targets[i] = g_strdup(g_ptr_array_index(app->args, i));
 	{
 		CliTargetOptions topts = {
+			.connect = (const char *const *)app->opts.connect,
 			.libvirt_dir = app->opts.libvirt_dir,
 			.inventories = (const char *const *)app->opts.inventories,
 			.tags = (const char *const *)app->opts.tags,
@@ -928,7 +949,7 @@ int cli_app_run(CliApp *app)
 	cli_runner_run(app);
 	if (app->command->finished != NULL)
 		app->command->finished(app);
-	if (!cli_app_write_output(app, &error)) {
+	if (!cli_merge_write_app_output(app, &error)) {
 		g_printerr("guestbench: %s\n", error->message);
 		return CLI_EXIT_USAGE;
 	}

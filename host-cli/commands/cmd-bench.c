@@ -109,7 +109,7 @@ const GOptionEntry cli_bench_entries[] = {
 	  "mem: any of 4k,thp,hugetlb (default all)", "LIST" },
 	{ "guest-listen", 0, 0, G_OPTION_ARG_STRING, &cli_bench_opts.guest_listen,
 	  "net: the agent listens on [ADDR:]PORT (default address 0.0.0.0)", "[ADDR:]PORT" },
-	{ "connect", 0, 0, G_OPTION_ARG_STRING, &cli_bench_opts.connect,
+	{ "host-connect", 0, 0, G_OPTION_ARG_STRING, &cli_bench_opts.connect,
 	  "net: with --guest-listen, where the CLI reaches that port", "ADDR:PORT" },
 	{ "host-listen", 0, 0, G_OPTION_ARG_STRING, &cli_bench_opts.host_listen,
 	  "net: the CLI listens on ADDR:PORT and the agent connects", "ADDR:PORT" },
@@ -170,7 +170,7 @@ static gboolean cli_bench_check_applies(const char *test, GError **error)
 		{ "no-fsync", NULL, cli_bench_opts.no_fsync, "disk" },
 		{ "pages", cli_bench_opts.pages, FALSE, "mem" },
 		{ "guest-listen", cli_bench_opts.guest_listen, FALSE, "net" },
-		{ "connect", cli_bench_opts.connect, FALSE, "net" },
+		{ "host-connect", cli_bench_opts.connect, FALSE, "net" },
 		{ "host-listen", cli_bench_opts.host_listen, FALSE, "net" },
 		{ "guest-connect", cli_bench_opts.guest_connect, FALSE, "net" },
 		{ "direction", cli_bench_opts.direction, FALSE, "net" },
@@ -346,7 +346,7 @@ static gboolean cli_bench_prepare_net(guint n_targets, JsonObject *params, GErro
 	if ((cli_bench_opts.guest_listen != NULL) == (cli_bench_opts.host_listen != NULL)) {
 		g_set_error_literal(
 		    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		    "bench net needs either --guest-listen [ADDR:]PORT with --connect "
+		    "bench net needs either --guest-listen [ADDR:]PORT with --host-connect "
 		    "ADDR:PORT, or --host-listen ADDR:PORT");
 		return FALSE;
 	}
@@ -361,8 +361,8 @@ static gboolean cli_bench_prepare_net(guint n_targets, JsonObject *params, GErro
 		if (cli_bench_opts.connect == NULL) {
 			g_set_error_literal(
 			    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			    "--guest-listen needs --connect ADDR:PORT: where the CLI "
-			    "reaches the agent's port");
+			    "--guest-listen needs --host-connect ADDR:PORT: where the CLI "
+			    "reaches the agent's port (--connect is a libvirt URI)");
 			return FALSE;
 		}
 		if (!cli_net_parse_host_port(cli_bench_opts.guest_listen, TRUE,
@@ -373,7 +373,7 @@ static gboolean cli_bench_prepare_net(guint n_targets, JsonObject *params, GErro
 		}
 		if (!cli_net_parse_host_port(cli_bench_opts.connect, FALSE, &cli_bench.host_address,
 		                             &cli_bench.host_port, error)) {
-			g_prefix_error(error, "--connect: ");
+			g_prefix_error(error, "--host-connect: ");
 			return FALSE;
 		}
 		json_object_set_string_member(params, "mode", "listen");
@@ -382,7 +382,7 @@ static gboolean cli_bench_prepare_net(guint n_targets, JsonObject *params, GErro
 		if (cli_bench_opts.connect != NULL) {
 			g_set_error_literal(
 			    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			    "--connect goes with --guest-listen, not --host-listen");
+			    "--host-connect goes with --guest-listen, not --host-listen");
 			return FALSE;
 		}
 		if (!cli_net_parse_host_port(cli_bench_opts.host_listen, FALSE,

@@ -3,23 +3,23 @@
 
 #include <stdio.h>
 
-#include "gb-error.h"
+#include "guestbench-protocol.h"
 
 #include "commands/cmd-discover.h"
 #include "commands/commands.h"
 #include "fleet/libvirt.h"
+#include "fleet/resolve.h"
 #include "render/escape.h"
 
 /*
- * discover reads libvirt's live domain XML itself and contacts no guest: one
- * CliGuest per domain carries what was found (status ok with the socket, or
- * error saying why the domain cannot be used), so --format json and -o work
- * as for every other command.
+ * discover asks libvirt for every domain of each connection (--connect, else
+ * the default; or reads libvirt's state files with --libvirt-dir) and
+ * contacts no guest: one CliGuest per domain carries what was found (status
+ * ok when it can be reached now, through its guestbench channel or only
+ * qemu-ga's; error saying why not: not running, no channel), so --format
+ * json and -o work as for every other command. The inventory names each
+ * domain as libvirt:NAME with its URI, which stays true across restarts.
  */
-
-typedef struct {
-	gboolean broken; /* the XML could not be read or parsed (not just "no channel") */
-} CliDiscoverDomain;
 
 gboolean cli_discover_prepare(CliApp *app, GPtrArray *args, GError **error)
 {
@@ -60,37 +60,67 @@ static void cli_discover_append_comment(GString *out, const char *text)
 	g_string_append_c(out, '\n');
 }
 
+/* The result's string member, NULL when absent (the document is discover's own). */
+static const char *cli_discover_member(const CliResult *guest, const char *member)
+{
+	JsonObject *obj = NULL;
+	const char *value = NULL;
+
+	if (guest->result == NULL || !gb_json_node_get_object(guest->result, "result", &obj, NULL))
+		return NULL;
+	if (!gb_json_get_string(obj, member, GB_JSON_OPTIONAL, &value, NULL))
+		return NULL;
+	return value;
+}
+
 GString *cli_discover_render_inventory(const CliResults *results)
 {
 	GString *out = g_string_new(NULL);
 	guint n_skipped = 0;
 
 	g_string_append(out,
-	                "# guestbench inventory of the libvirt domains with a guestbench channel,\n"
-	                "# written by 'guestbench discover'. Use it with\n"
+	                "# guestbench inventory of the libvirt domains with a guestbench channel\n"
+	                "# (or qemu-ga's), written by 'guestbench discover'. Use it with\n"
 	                "#   guestbench ping @FILE   or   guestbench audit --inventory FILE\n");
 	for (guint i = 0; results->guests != NULL && i < results->guests->len; i++) {
 		const CliResult *guest = g_ptr_array_index(results->guests, i);
+		const char *reach = cli_discover_member(guest, "reach");
+		const char *uri = cli_discover_member(guest, "uri");
+		const char *state = cli_discover_member(guest, "state");
 
-		if (guest->status != CLI_GUEST_OK) {
+		if (reach == NULL) {
 			n_skipped++;
 			continue;
 		}
-		g_string_append_printf(out, "\n[guest %s]\ntarget=", guest->name);
+		g_string_append_printf(out, "\n[guest %s]\n", guest->name);
+		if (guest->status != CLI_GUEST_OK && state != NULL) {
+			g_autofree char *note = g_strdup_printf("%s now", state);
+			cli_discover_append_comment(out, note);
+		}
+		g_string_append(out, "target=");
 		cli_discover_append_value(out, guest->target);
-		g_string_append(out, "\ntags=libvirt\n");
+		if (uri != NULL) {
+			/* libvirt:NAME on its URI: stable across restarts, unlike the socket path
+			 */
+			g_string_append(out, "\nconnect=");
+			cli_discover_append_value(out, uri);
+			g_string_append(out, "\nqmp=");
+			cli_discover_append_value(out, guest->target);
+		}
+		g_string_append(out, g_strcmp0(reach, "qga") == 0 ? "\ntags=libvirt;qga\n"
+		                                                  : "\ntags=libvirt\n");
 	}
 	if (n_skipped == 0)
 		return out;
 	g_string_append(out, "\n# Domains left out, and why:\n");
 	for (guint i = 0; i < results->guests->len; i++) {
 		const CliResult *guest = g_ptr_array_index(results->guests, i);
-		if (guest->status != CLI_GUEST_OK)
+		if (cli_discover_member(guest, "reach") == NULL && guest->error != NULL)
 			cli_discover_append_comment(out, guest->error);
 	}
 	g_string_append(out,
 	                "#\n# To give a domain its guestbench port, add this inside <devices>\n"
-	                "# (virsh edit DOMAIN), then run discover again:\n");
+	                "# (virsh edit DOMAIN; it takes effect at the next start):\n");
 	{
 		g_auto(GStrv) lines = g_strsplit(cli_libvirt_channel_snippet(), "\n", -1);
 		for (guint i = 0; lines[i] != NULL; i++) {
@@ -106,30 +136,201 @@ GString *cli_discover_render_text(const CliResults *results, gboolean color)
 	return cli_discover_render_inventory(results);
 }
 
-static JsonNode *cli_discover_result(const CliLibvirtDomain *domain)
+static void cli_discover_add_string(JsonBuilder *builder, const char *member, const char *value)
+{
+	json_builder_set_member_name(builder, member);
+	if (value != NULL)
+		json_builder_add_string_value(builder, value);
+	else
+		json_builder_add_null_value(builder);
+}
+
+/* reach: "channel" (the guestbench channel), "qga" (qemu-ga's only), NULL (neither). */
+static JsonNode *cli_discover_result(const char *name, const char *state, const char *uri,
+                                     const char *reach, const CliLibvirtDomain *domain)
 {
 	g_autoptr(JsonBuilder) builder = json_builder_new();
 
 	json_builder_begin_object(builder);
-	json_builder_set_member_name(builder, "domain");
-	json_builder_add_string_value(builder, domain->name);
-	json_builder_set_member_name(builder, "state");
-	if (domain->state != NULL)
-		json_builder_add_string_value(builder, domain->state);
-	else
-		json_builder_add_null_value(builder);
-	json_builder_set_member_name(builder, "socket");
-	if (domain->socket != NULL)
-		json_builder_add_string_value(builder, domain->socket);
-	else
-		json_builder_add_null_value(builder);
-	json_builder_set_member_name(builder, "qga_socket");
-	if (domain->qga_socket != NULL)
-		json_builder_add_string_value(builder, domain->qga_socket);
-	else
-		json_builder_add_null_value(builder);
+	cli_discover_add_string(builder, "domain", name);
+	cli_discover_add_string(builder, "state", state);
+	cli_discover_add_string(builder, "uri", uri);
+	cli_discover_add_string(builder, "reach", reach);
+	cli_discover_add_string(builder, "socket", domain != NULL ? domain->socket : NULL);
+	cli_discover_add_string(builder, "qga_socket", domain != NULL ? domain->qga_socket : NULL);
 	json_builder_end_object(builder);
 	return json_builder_get_root(builder);
+}
+
+typedef struct {
+	GPtrArray *results; /* JsonNode or NULL, per target */
+	GPtrArray *errors;  /* char * or NULL, per target */
+	guint n_channel;
+	guint n_qga;
+	guint n_neither;
+	guint n_off;
+	guint n_broken;
+} CliDiscovery;
+
+static void cli_discover_add(CliApp *app, CliDiscovery *d, CliTarget *target, JsonNode *result,
+                             const char *error)
+{
+	g_ptr_array_add(app->targets, target);
+	g_ptr_array_add(d->results, result);
+	g_ptr_array_add(d->errors, g_strdup(error));
+}
+
+/* One domain found through libvirt: what it is, and how (whether) it is reached. */
+static void cli_discover_domain(CliApp *app, CliDiscovery *d, CliVirtConn *conn,
+                                const CliVirtDomain *domain)
+{
+	CliTarget *target = g_new0(CliTarget, 1);
+	g_autoptr(CliLibvirtDomain) parsed = cli_libvirt_domain_parse(domain->xml, -1, NULL);
+	const char *reach = NULL;
+	const char *uri = cli_virt_conn_get_uri(conn);
+	g_autofree char *error = NULL;
+
+	target->text = g_strdup_printf("libvirt:%s", domain->name);
+	target->name = g_strdup(domain->name);
+	target->tags = g_new0(char *, 1);
+	cli_target_set_libvirt(target, conn, domain);
+	/* the inactive XML has no socket path yet: the channel's target name tells */
+	if (parsed != NULL && (domain->active ? parsed->socket != NULL : parsed->has_channel))
+		reach = "channel";
+	else if (parsed != NULL && parsed->problem == NULL &&
+	         (parsed->qga_socket != NULL || (!domain->active && parsed->has_qga_channel)))
+		reach = "qga";
+	if (!domain->active)
+		d->n_off++;
+	else if (target->error != NULL && parsed == NULL)
+		d->n_broken++;
+	else if (g_strcmp0(reach, "channel") == 0)
+		d->n_channel++;
+	else if (reach != NULL)
+		d->n_qga++;
+	else
+		d->n_neither++;
+	error = g_strdup(target->error);
+	cli_discover_add(app, d, target,
+	                 cli_discover_result(domain->name, domain->state, uri, reach, parsed),
+	                 error);
+}
+
+/* A connection, or a named domain, that could not be read: one row of its own. */
+static void cli_discover_failure(CliApp *app, CliDiscovery *d, const char *name, const char *uri,
+                                 const char *message)
+{
+	CliTarget *target = g_new0(CliTarget, 1);
+
+	target->text = g_strdup_printf("libvirt:%s", name);
+	target->name = g_strdup(name);
+	target->tags = g_new0(char *, 1);
+	target->uri = g_strdup(uri);
+	d->n_broken++;
+	cli_discover_add(app, d, target, NULL, message);
+}
+
+static void cli_discover_api(CliApp *app, CliDiscovery *d)
+{
+	const char *const default_uris[] = { NULL, NULL };
+	const char *const *uris =
+	    app->opts.connect != NULL ? (const char *const *)app->opts.connect : default_uris;
+	guint n_uris = app->opts.connect != NULL ? g_strv_length(app->opts.connect) : 1;
+
+	for (guint i = 0; i < n_uris; i++) {
+		g_autoptr(GError) error = NULL;
+		g_autoptr(GPtrArray) domains = NULL;
+		CliVirtConn *conn = cli_virt_connect(uris[i], &error);
+
+		if (conn == NULL) {
+			cli_discover_failure(app, d, uris[i] != NULL ? uris[i] : "libvirt", uris[i],
+			                     error->message);
+			continue;
+		}
+		if (app->args->len == 0) {
+			domains = cli_virt_list_domains(conn, &error);
+			if (domains == NULL) {
+				cli_discover_failure(app, d, cli_virt_conn_get_uri(conn), uris[i],
+				                     error->message);
+				continue;
+			}
+			if (domains->len == 0 && !app->opts.quiet) {
+				g_autofree char *esc =
+				    cli_escape_terminal(cli_virt_conn_get_uri(conn));
+				g_printerr("guestbench: %s has no domains%s\n", esc,
+				           cli_targets_session_hint(cli_virt_conn_get_uri(conn)));
+			}
+			for (guint j = 0; j < domains->len; j++)
+				cli_discover_domain(app, d, conn, g_ptr_array_index(domains, j));
+			continue;
+		}
+		for (guint j = 0; j < app->args->len; j++) {
+			const char *name = g_ptr_array_index(app->args, j);
+			g_autoptr(GError) error_domain = NULL;
+			g_autoptr(CliVirtDomain) domain =
+			    cli_virt_get_domain(conn, name, &error_domain);
+
+			if (domain == NULL) {
+				g_autofree char *msg = g_strdup_printf(
+				    "%s%s", error_domain->message,
+				    cli_targets_session_hint(cli_virt_conn_get_uri(conn)));
+				cli_discover_failure(app, d, name, uris[i], msg);
+				continue;
+			}
+			cli_discover_domain(app, d, conn, domain);
+		}
+	}
+}
+
+/* --libvirt-dir: libvirt's state files, read as they are (running domains only). */
+static gboolean cli_discover_dir(CliApp *app, CliDiscovery *d, const char *dir, char **source_out,
+                                 GError **error)
+{
+	g_autoptr(GPtrArray) names = NULL;
+
+	if (app->args->len > 0) {
+		names = g_ptr_array_new_with_free_func(g_free);
+		for (guint i = 0; i < app->args->len; i++)
+			g_ptr_array_add(names, g_strdup(g_ptr_array_index(app->args, i)));
+	} else {
+		names = cli_libvirt_list_domains(dir, source_out, error);
+		if (names == NULL)
+			return FALSE;
+	}
+	for (guint i = 0; i < names->len; i++) {
+		const char *name = g_ptr_array_index(names, i);
+		g_autoptr(GError) error_local = NULL;
+		g_autoptr(CliLibvirtDomain) domain =
+		    cli_libvirt_domain_load(dir, name, &error_local);
+		CliTarget *target = g_new0(CliTarget, 1);
+		const char *socket = NULL;
+		const char *reach = NULL;
+
+		target->scheme = CLI_TARGET_UNIX;
+		target->name = g_strdup(name);
+		target->tags = g_new0(char *, 1);
+		if (domain != NULL)
+			socket = cli_libvirt_domain_get_socket(domain, &error_local);
+		if (socket != NULL) {
+			target->path = g_strdup(socket);
+			target->text = g_strdup_printf("unix:%s", socket);
+			reach = "channel";
+			d->n_channel++;
+		} else {
+			target->text = g_strdup_printf("libvirt:%s", name);
+			/* a missing channel is a finding; unreadable XML is a failure */
+			if (domain == NULL)
+				d->n_broken++;
+			else
+				d->n_neither++;
+		}
+		cli_discover_add(app, d, target,
+		                 domain != NULL
+		                     ? cli_discover_result(name, domain->state, NULL, reach, domain)
+		                     : NULL,
+		                 error_local != NULL ? error_local->message : NULL);
+	}
+	return TRUE;
 }
 
 /* Fills the guest without the runner: nothing is contacted, so nothing is drawn either. */
@@ -142,71 +343,34 @@ static void cli_discover_set(CliGuest *guest, JsonNode *result, const char *erro
 
 int cli_discover_run(CliApp *app, GError **error)
 {
-	const char *dir = app->opts.libvirt_dir;
-	g_autoptr(GPtrArray) names = NULL;
-	g_autoptr(GPtrArray) domains =
-	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_libvirt_domain_free);
+	const char *dir = cli_libvirt_get_dir(app->opts.libvirt_dir);
+	g_autoptr(GPtrArray) results = g_ptr_array_new();
 	g_autoptr(GPtrArray) errors = g_ptr_array_new_with_free_func(g_free);
 	g_autofree char *source = NULL;
-	guint n_broken = 0;
-	guint n_ok = 0;
+	CliDiscovery d = { results, errors, 0, 0, 0, 0, 0 };
 
-	if (app->args->len > 0) {
-		names = g_ptr_array_new_with_free_func(g_free);
-		for (guint i = 0; i < app->args->len; i++)
-			g_ptr_array_add(names, g_strdup(g_ptr_array_index(app->args, i)));
-	} else {
-		names = cli_libvirt_list_domains(dir, &source, error);
-		if (names == NULL)
-			return CLI_EXIT_GUEST;
-	}
 	app->targets = g_ptr_array_new_with_free_func((GDestroyNotify)cli_target_free);
-	for (guint i = 0; i < names->len; i++) {
-		const char *name = g_ptr_array_index(names, i);
-		g_autoptr(GError) error_local = NULL;
-		CliLibvirtDomain *domain = NULL;
-		CliTarget *target = g_new0(CliTarget, 1);
-		const char *socket = NULL;
-
-		target->scheme = CLI_TARGET_UNIX;
-		target->name = g_strdup(name);
-		target->tags = g_new0(char *, 1);
-		domain = cli_libvirt_domain_load(dir, name, &error_local);
-		if (domain != NULL)
-			socket = cli_libvirt_domain_get_socket(domain, &error_local);
-		if (socket != NULL) {
-			target->path = g_strdup(socket);
-			target->text = g_strdup_printf("unix:%s", socket);
-		} else {
-			target->text = g_strdup_printf("libvirt:%s", name);
-			/* a missing channel is a finding; unreadable XML is a failure */
-			if (domain == NULL)
-				n_broken++;
-		}
-		g_ptr_array_add(errors,
-		                error_local != NULL ? g_strdup(error_local->message) : NULL);
-		g_ptr_array_add(domains, domain);
-		g_ptr_array_add(app->targets, target);
+	if (dir != NULL) {
+		if (!cli_discover_dir(app, &d, dir, &source, error))
+			return CLI_EXIT_GUEST;
+	} else {
+		cli_virt_set_timeout(app->opts.timeout);
+		cli_discover_api(app, &d);
 	}
 	cli_app_add_guests(app);
-	for (guint i = 0; i < app->guests->len; i++) {
-		CliLibvirtDomain *domain = g_ptr_array_index(domains, i);
-		const char *msg = g_ptr_array_index(errors, i);
-
-		if (msg == NULL)
-			n_ok++;
-		cli_discover_set(g_ptr_array_index(app->guests, i),
-		                 domain != NULL ? cli_discover_result(domain) : NULL, msg);
-	}
+	for (guint i = 0; i < app->guests->len; i++)
+		cli_discover_set(g_ptr_array_index(app->guests, i), g_ptr_array_index(results, i),
+		                 g_ptr_array_index(errors, i));
 	if (!cli_app_write_output(app, error))
 		return CLI_EXIT_USAGE;
 	if (!app->opts.quiet) {
-		g_autofree char *from =
-		    cli_escape_terminal(source != NULL ? source : "the named domains");
-		g_printerr("guestbench: %u domain(s) from %s: %u with a guestbench channel, %u "
-		           "without, %u unreadable\n",
-		           app->guests->len, from, n_ok, app->guests->len - n_ok - n_broken,
-		           n_broken);
+		g_autofree char *from = cli_escape_terminal(source != NULL ? source
+		                                            : dir != NULL  ? "the named domains"
+		                                                           : "libvirt");
+		g_printerr(
+		    "guestbench: %u domain(s) from %s: %u with a guestbench channel, %u with "
+		    "only qemu-ga's, %u with neither, %u not running, %u unreadable\n",
+		    app->guests->len, from, d.n_channel, d.n_qga, d.n_neither, d.n_off, d.n_broken);
 		for (guint i = 0; i < app->guests->len; i++) {
 			const char *msg = g_ptr_array_index(errors, i);
 			g_autofree char *esc = NULL;
@@ -216,7 +380,7 @@ int cli_discover_run(CliApp *app, GError **error)
 			g_printerr("guestbench: %s\n", esc);
 		}
 	}
-	return n_broken > 0 ? CLI_EXIT_GUEST : CLI_EXIT_OK;
+	return d.n_broken > 0 ? CLI_EXIT_GUEST : CLI_EXIT_OK;
 }
 
 static const CliCompletion cli_discover_completions[] = {

@@ -121,6 +121,7 @@ typedef struct {
 	gboolean help;
 	/* the fleet: how targets are found and selected (see CliTargetOptions in target.h) */
 	char *libvirt_dir;  /* --libvirt-dir DIR */
+	char **connect;     /* --connect URI (repeatable), NULL when none */
 	char **inventories; /* --inventory FILE (repeatable), NULL when none */
 	char **tags;        /* --tag TAG (repeatable), NULL when none */
 	char **names;       /* --name GLOB (repeatable), NULL when none */
@@ -156,7 +157,7 @@ typedef enum {
 	CLI_OPTIONS_HOSTS = 1 << 1,   /* --hosts, --host-jobs: run on other hypervisors */
 	CLI_OPTIONS_QMP = 1 << 2,     /* --qmp: the host view of one guest */
 	CLI_OPTIONS_SYSROOT = 1 << 3, /* --host-sysroot */
-	CLI_OPTIONS_LIBVIRT = 1 << 4, /* --libvirt-dir alone (discover) */
+	CLI_OPTIONS_LIBVIRT = 1 << 4, /* --connect, --libvirt-dir alone (discover) */
 	CLI_OPTIONS_NONE = 1 << 5,    /* only those every command takes */
 } CliCommonOptions;
 

@@ -11,12 +11,15 @@
 #include "fleet/host-files.h"
 #include "fleet/inventory.h"
 
-static const char *const cli_inventory_keys[] = { "target", "tags", "qmp", "agent_path", NULL };
+static const char *const cli_inventory_keys[] = { "target",     "tags",    "qmp",
+	                                          "agent_path", "connect", NULL };
+static const char *const cli_inventory_hypervisor_keys[] = { "connect", "tags", NULL };
 
 /* ---- the line scan: what GKeyFile accepts silently or without a line number ---------- */
 
 typedef struct {
 	char *name;
+	gboolean hypervisor; /* [hypervisor NAME]: every running guest of connect= */
 	guint line;
 	GHashTable *key_lines; /* key -> line (GUINT_TO_POINTER) */
 } CliInventoryGroup;
@@ -58,7 +61,7 @@ static GPtrArray *cli_inventory_scan(const char *path, const char *data, gsize l
 {
 	g_autoptr(GPtrArray) groups =
 	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_inventory_group_free);
-	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_auto(GStrv) lines = NULL;
 	g_autofree char *text = NULL;
 	const char *invalid = NULL;
@@ -96,27 +99,36 @@ static GPtrArray *cli_inventory_scan(const char *path, const char *data, gsize l
 				return NULL;
 			}
 			line[n - 1] = '\0';
-			if (!g_str_has_prefix(line + 1, "guest ") ||
-			    !cli_inventory_check_name(line + 1 + strlen("guest "))) {
-				g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-				            "%s:%u: group [%s] is not [guest NAME]", path, lineno,
-				            line + 1);
-				return NULL;
+			{
+				gboolean hv = g_str_has_prefix(line + 1, "hypervisor ");
+				const char *name =
+				    line + 1 + (hv ? strlen("hypervisor ") : strlen("guest "));
+
+				if ((!hv && !g_str_has_prefix(line + 1, "guest ")) ||
+				    !cli_inventory_check_name(name)) {
+					g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+					            "%s:%u: group [%s] is not [guest NAME] or "
+					            "[hypervisor NAME]",
+					            path, lineno, line + 1);
+					return NULL;
+				}
+				group = g_new0(CliInventoryGroup, 1);
+				group->name = g_strdup(name);
+				group->hypervisor = hv;
+				group->line = lineno;
+				group->key_lines =
+				    g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+				g_ptr_array_add(groups, group);
 			}
-			group = g_new0(CliInventoryGroup, 1);
-			group->name = g_strdup(line + 1 + strlen("guest "));
-			group->line = lineno;
-			group->key_lines =
-			    g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-			g_ptr_array_add(groups, group);
-			first = g_hash_table_lookup(seen, group->name);
+			first = g_hash_table_lookup(seen, line + 1);
 			if (first != NULL) {
 				g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-				            "%s:%u: duplicate guest '%s' (first at line %u)", path,
-				            lineno, group->name, first->line);
+				            "%s:%u: duplicate %s '%s' (first at line %u)", path,
+				            lineno, group->hypervisor ? "hypervisor" : "guest",
+				            group->name, first->line);
 				return NULL;
 			}
-			g_hash_table_insert(seen, group->name, group);
+			g_hash_table_insert(seen, g_strdup(line + 1), group);
 			continue;
 		}
 		eq = strchr(line, '=');
@@ -133,18 +145,27 @@ static GPtrArray *cli_inventory_scan(const char *path, const char *data, gsize l
 			            lineno, key);
 			return NULL;
 		}
-		if (!g_strv_contains(cli_inventory_keys, key)) {
+		if (group->hypervisor && !g_strv_contains(cli_inventory_hypervisor_keys, key)) {
 			g_set_error(
 			    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			    "%s:%u: unknown key '%s' in [guest %s] (expected target, tags, qmp "
-			    "or agent_path)",
+			    "%s:%u: unknown key '%s' in [hypervisor %s] (expected connect or "
+			    "tags)",
+			    path, lineno, key, group->name);
+			return NULL;
+		}
+		if (!group->hypervisor && !g_strv_contains(cli_inventory_keys, key)) {
+			g_set_error(
+			    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			    "%s:%u: unknown key '%s' in [guest %s] (expected target, tags, qmp, "
+			    "agent_path or connect)",
 			    path, lineno, key, group->name);
 			return NULL;
 		}
 		if (g_hash_table_contains(group->key_lines, key)) {
 			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			            "%s:%u: key '%s' given twice in [guest %s] (first at line %u)",
-			            path, lineno, key, group->name,
+			            "%s:%u: key '%s' given twice in [%s %s] (first at line %u)",
+			            path, lineno, key, group->hypervisor ? "hypervisor" : "guest",
+			            group->name,
 			            GPOINTER_TO_UINT(g_hash_table_lookup(group->key_lines, key)));
 			return NULL;
 		}
@@ -153,7 +174,7 @@ static GPtrArray *cli_inventory_scan(const char *path, const char *data, gsize l
 	}
 	if (groups->len == 0) {
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "%s: no [guest NAME] groups", path);
+		            "%s: no [guest NAME] or [hypervisor NAME] groups", path);
 		return NULL;
 	}
 	return g_steal_pointer(&groups);
@@ -218,12 +239,68 @@ static char *cli_inventory_get_string(GKeyFile *kf, const char *kf_group, const 
 	return g_steal_pointer(&value);
 }
 
+/* connect=URI: a libvirt URI, not empty, one line. */
+static char *cli_inventory_get_connect(GKeyFile *kf, const char *kf_group, GError **error)
+{
+	g_autofree char *uri = cli_inventory_get_string(kf, kf_group, "connect", error);
+
+	if (uri == NULL)
+		return NULL;
+	if (uri[0] == '\0' || strpbrk(uri, " \t\r\n") != NULL) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "connect= must be one libvirt URI such as qemu+ssh://HOST/system, not "
+		            "'%s'",
+		            uri);
+		return NULL;
+	}
+	return g_steal_pointer(&uri);
+}
+
+/* [hypervisor NAME]: its running guests, each with host NAME and the group's tags. */
+static GPtrArray *cli_inventory_build_hypervisor(GKeyFile *kf, CliInventoryGroup *group,
+                                                 GError **error)
+{
+	g_autofree char *kf_group = g_strdup_printf("hypervisor %s", group->name);
+	g_autofree char *connect = NULL;
+	g_auto(GStrv) tags = NULL;
+	const char *uris[2] = { NULL, NULL };
+	GPtrArray *targets;
+
+	if (!g_hash_table_contains(group->key_lines, "connect")) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT, "no connect=");
+		return NULL;
+	}
+	connect = cli_inventory_get_connect(kf, kf_group, error);
+	if (connect == NULL)
+		return NULL;
+	if (g_hash_table_contains(group->key_lines, "tags")) {
+		tags = g_key_file_get_string_list(kf, kf_group, "tags", NULL, error);
+		if (tags == NULL || !cli_inventory_check_tags(tags, error))
+			return NULL;
+	}
+	uris[0] = connect;
+	targets = cli_targets_from_libvirt(uris, error);
+	for (guint i = 0; targets != NULL && i < targets->len; i++) {
+		CliTarget *target = g_ptr_array_index(targets, i);
+		g_free(target->host);
+		target->host = g_strdup(group->name);
+		if (tags != NULL) {
+			g_strfreev(target->tags);
+			target->tags = g_strdupv(tags);
+		}
+	}
+	return targets;
+}
+
 static CliTarget *cli_inventory_build(GKeyFile *kf, const char *dir, CliInventoryGroup *group,
                                       const CliTargetOptions *opts, GError **error)
 {
 	g_autofree char *kf_group = g_strdup_printf("guest %s", group->name);
 	g_autofree char *text = NULL;
 	g_autofree char *qmp = NULL;
+	g_autofree char *connect = NULL;
+	const char *connect_list[2] = { NULL, NULL };
+	CliTargetOptions guest_opts = { 0 };
 	g_autoptr(CliTarget) target = NULL;
 
 	if (!g_hash_table_contains(group->key_lines, "target")) {
@@ -238,6 +315,23 @@ static CliTarget *cli_inventory_build(GKeyFile *kf, const char *dir, CliInventor
 		            "target '%s' is an inventory: an inventory cannot include another",
 		            text);
 		return NULL;
+	}
+	if (g_hash_table_contains(group->key_lines, "connect")) {
+		connect = cli_inventory_get_connect(kf, kf_group, error);
+		if (connect == NULL)
+			return NULL;
+		if (!g_str_has_prefix(text, "libvirt:")) {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "connect= is for target=libvirt:DOMAIN, not '%s'", text);
+			return NULL;
+		}
+		/* this guest is looked up on its own connection only */
+		if (opts != NULL)
+			guest_opts = *opts;
+		connect_list[0] = connect;
+		guest_opts.connect = connect_list;
+		guest_opts.libvirt_dir = NULL;
+		opts = &guest_opts;
 	}
 	target = cli_target_parse_full(text, opts, error);
 	if (target == NULL)
@@ -269,8 +363,12 @@ static CliTarget *cli_inventory_build(GKeyFile *kf, const char *dir, CliInventor
 			                    "empty qmp=");
 			return NULL;
 		}
-		target->qmp = cli_inventory_anchor(
-		    dir, g_str_has_prefix(qmp, "unix:") ? qmp + 5 : qmp, error);
+		/* libvirt:DOMAIN: the monitor libvirt holds, on the guest's connection */
+		if (g_str_has_prefix(qmp, "libvirt:"))
+			target->qmp = g_strdup(qmp);
+		else
+			target->qmp = cli_inventory_anchor(
+			    dir, g_str_has_prefix(qmp, "unix:") ? qmp + 5 : qmp, error);
 		if (target->qmp == NULL)
 			return NULL;
 	}
@@ -311,8 +409,22 @@ GPtrArray *cli_inventory_parse(const char *path, const char *data, gsize len,
 	dir = g_path_get_dirname(abs);
 	for (guint i = 0; i < groups->len; i++) {
 		CliInventoryGroup *group = g_ptr_array_index(groups, i);
-		CliTarget *target = cli_inventory_build(kf, dir, group, opts, &error_local);
+		CliTarget *target;
 
+		if (group->hypervisor) {
+			g_autoptr(GPtrArray) guests =
+			    cli_inventory_build_hypervisor(kf, group, &error_local);
+			if (guests == NULL) {
+				g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+				            "%s:%u: [hypervisor %s]: %s", path, group->line,
+				            group->name, error_local->message);
+				return NULL;
+			}
+			for (guint j = 0; j < guests->len; j++)
+				g_ptr_array_add(targets, g_steal_pointer(&guests->pdata[j]));
+			continue;
+		}
+		target = cli_inventory_build(kf, dir, group, opts, &error_local);
 		if (target == NULL) {
 			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 			            "%s:%u: [guest %s]: %s", path, group->line, group->name,

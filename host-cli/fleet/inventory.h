@@ -15,6 +15,11 @@ G_BEGIN_DECLS
  *	tags=web;production                     (optional list)
  *	qmp=/run/qemu/web1.qmp                  (optional: host-side QMP socket)
  *	agent_path=/usr/local/bin/guestbench-agent (optional: the agent in the guest)
+ *	connect=qemu+ssh://hv1/system           (optional, with target=libvirt:DOMAIN)
+ *
+ *	[hypervisor hv2]                        (every running guest of connect=,
+ *	connect=qemu+ssh://hv2/system            each with host hv2 and these tags)
+ *	tags=pool-b
  *
  * Relative socket paths (target=, qmp=) are relative to the inventory's
  * directory, so an inventory can travel with its sockets. Every mistake fails

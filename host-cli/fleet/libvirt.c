@@ -47,6 +47,8 @@ typedef struct {
 	char *socket;
 	char *qga_socket;
 	char *problem; /* why the guestbench channel cannot be used */
+	gboolean has_channel;
+	gboolean has_qga_channel;
 	guint n_guestbench;
 } CliLibvirtParser;
 
@@ -153,8 +155,10 @@ static void cli_libvirt_set_problem(CliLibvirtParser *p, char *problem)
 static void cli_libvirt_end_channel(CliLibvirtParser *p)
 {
 	if (g_strcmp0(p->ch_target_name, CLI_LIBVIRT_QGA_CHANNEL) == 0 &&
-	    g_strcmp0(p->ch_type, "unix") == 0 && p->ch_source != NULL && p->qga_socket == NULL) {
-		p->qga_socket = g_strdup(p->ch_source);
+	    g_strcmp0(p->ch_type, "unix") == 0) {
+		p->has_qga_channel = TRUE;
+		if (p->ch_source != NULL && p->qga_socket == NULL)
+			p->qga_socket = g_strdup(p->ch_source);
 		return;
 	}
 	if (g_strcmp0(p->ch_target_name, CLI_LIBVIRT_CHANNEL) != 0)
@@ -178,6 +182,8 @@ static void cli_libvirt_end_channel(CliLibvirtParser *p)
 		                       p->ch_target_type != NULL ? p->ch_target_type : "(none)"));
 		return;
 	}
+	/* usable once the domain runs: libvirt chooses a path when none is given */
+	p->has_channel = TRUE;
 	if (p->ch_source == NULL || p->ch_source[0] != '/') {
 		cli_libvirt_set_problem(
 		    p,
@@ -295,6 +301,8 @@ CliLibvirtDomain *cli_libvirt_domain_parse(const char *xml, gssize len, GError *
 	domain->socket = g_steal_pointer(&p.socket);
 	domain->qga_socket = g_steal_pointer(&p.qga_socket);
 	domain->problem = g_steal_pointer(&p.problem);
+	domain->has_channel = p.has_channel && p.n_guestbench == 1;
+	domain->has_qga_channel = p.has_qga_channel;
 	if (domain->problem != NULL)
 		g_clear_pointer(&domain->socket, g_free);
 	cli_libvirt_parser_clear(&p);

@@ -29,6 +29,9 @@ typedef struct {
 	char *socket;     /* <source path> of the guestbench channel, NULL when it has none */
 	char *qga_socket; /* the same for the qemu-ga channel, NULL when none */
 	char *problem;    /* why the guestbench channel there cannot be used, NULL when fine */
+	/* one guestbench channel of type unix with a virtio target, with or without a path */
+	gboolean has_channel;
+	gboolean has_qga_channel; /* qemu-ga's channel of type unix, with or without a path */
 } CliLibvirtDomain;
 
 void cli_libvirt_domain_free(CliLibvirtDomain *domain);

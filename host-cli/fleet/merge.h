@@ -42,6 +42,13 @@ GString *cli_merge_render(CliMerge *merge, CliFormat format, gboolean color, GEr
 /* --failed-only: drops every guest that is ok, so that every format lists only the others. */
 void cli_merge_keep_failed(CliMerge *merge);
 
+/*
+ * cli_app_write_output(), except that guests of several hypervisors (remote
+ * libvirt connections, [hypervisor] inventory groups) are rendered per
+ * hypervisor, as --hosts and merge render theirs.
+ */
+gboolean cli_merge_write_app_output(CliApp *app, GError **error);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliMerge, cli_merge_free)
 
 G_END_DECLS

@@ -20,5 +20,4 @@ GPtrArray *cli_targets_parse(const char *const *texts, GError **error);
  */
 GPtrArray *cli_targets_resolve(const char *const *texts, const CliTargetOptions *opts,
                                GError **error);
-
 G_END_DECLS

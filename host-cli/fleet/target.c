@@ -6,6 +6,8 @@
 #include "gb-error.h"
 #include "fleet/libvirt.h"
 #include "fleet/target.h"
+#include "render/escape.h"
+#include "transport/virt.h"
 #include "transport/qga-exec.h"
 
 /* Schemes that are planned; named here so users get "not supported yet", not "unknown". */
@@ -21,7 +23,9 @@ void cli_target_free(CliTarget *target)
 	g_strfreev(target->tags);
 	g_free(target->qmp);
 	g_free(target->agent_path);
-	g_free(target->qga_domain);
+	g_free(target->domain);
+	g_free(target->uri);
+	g_free(target->host);
 	g_free(target->origin);
 	g_free(target->error);
 	g_free(target);
@@ -40,7 +44,9 @@ CliTarget *cli_target_copy(const CliTarget *target)
 	copy->tags = g_strdupv(target->tags);
 	copy->qmp = g_strdup(target->qmp);
 	copy->agent_path = g_strdup(target->agent_path);
-	copy->qga_domain = g_strdup(target->qga_domain);
+	copy->domain = g_strdup(target->domain);
+	copy->uri = g_strdup(target->uri);
+	copy->host = g_strdup(target->host);
 	copy->origin = g_strdup(target->origin);
 	copy->error = g_strdup(target->error);
 	return copy;
@@ -136,49 +142,166 @@ static char *cli_target_get_scheme(const char *text)
 }
 
 /*
- * libvirt:DOMAIN becomes the unix socket of its channel. A domain that cannot
- * be used is the guest's own error, reported in its row, not a usage error.
+ * libvirt:DOMAIN through libvirt's state files (--libvirt-dir): the unix
+ * socket of its channel. A domain that cannot be used is the guest's own
+ * error, reported in its row, not a usage error.
  */
-static gboolean cli_target_parse_libvirt(CliTarget *target, const char *name,
-                                         const CliTargetOptions *opts, GError **error)
+static void cli_target_parse_libvirt_dir(CliTarget *target, const char *dir, const char *name)
 {
 	g_autoptr(CliLibvirtDomain) domain = NULL;
 	g_autoptr(GError) error_local = NULL;
 	const char *socket;
+
+	domain = cli_libvirt_domain_load(dir, name, &error_local);
+	socket = domain != NULL ? cli_libvirt_domain_get_socket(domain, &error_local) : NULL;
+	/* no guestbench channel but qemu-ga's: libvirt owns that socket, so through libvirt */
+	if (socket == NULL && domain != NULL && domain->socket == NULL && domain->problem == NULL &&
+	    domain->qga_socket != NULL) {
+		target->scheme = CLI_TARGET_QGA;
+		target->domain = g_strdup(name);
+		return;
+	}
+	if (socket == NULL) {
+		target->error = g_strdup(error_local->message);
+		return;
+	}
+	if (!cli_target_parse_unix(target, socket, &error_local))
+		target->error =
+		    g_strdup_printf("libvirt domain '%s': %s", name, error_local->message);
+}
+
+/* How a list of connections is named in messages. */
+static char *cli_target_describe_uris(const char *const *uris)
+{
+	GString *out = g_string_new(NULL);
+
+	for (guint i = 0; uris[i] != NULL; i++)
+		g_string_append_printf(out, "%s%s", i > 0 ? ", " : "", uris[i]);
+	return g_string_free(out, FALSE);
+}
+
+void cli_target_set_libvirt(CliTarget *target, CliVirtConn *conn, const CliVirtDomain *domain)
+{
+	g_autoptr(CliLibvirtDomain) parsed = NULL;
+	g_autoptr(GError) error_local = NULL;
+
+	target->scheme = CLI_TARGET_UNIX;
+	g_free(target->uri);
+	target->uri = g_strdup(cli_virt_conn_get_requested_uri(conn));
+	g_free(target->host);
+	target->host = g_strdup(cli_virt_conn_get_remote_host(conn));
+	g_free(target->domain);
+	target->domain = g_strdup(domain->name);
+	if (!domain->active) {
+		target->error = g_strdup_printf("libvirt domain '%s' is not running (%s)",
+		                                domain->name, domain->state);
+		return;
+	}
+	parsed = cli_libvirt_domain_parse(domain->xml, -1, &error_local);
+	if (parsed == NULL) {
+		target->error = g_strdup_printf("libvirt domain '%s': its XML: %s", domain->name,
+		                                error_local->message);
+		return;
+	}
+	/* the live XML of a running domain names the socket, also one libvirt chose */
+	if (parsed->socket != NULL) {
+		target->scheme = CLI_TARGET_LIBVIRT;
+		return;
+	}
+	if (parsed->problem == NULL && parsed->qga_socket != NULL) {
+		target->scheme = CLI_TARGET_QGA;
+		return;
+	}
+	cli_libvirt_domain_get_socket(parsed, &error_local);
+	target->error = g_strdup(error_local->message);
+}
+
+/*
+ * libvirt:DOMAIN through libvirt: looked up on every --connect URI (or the
+ * default connection); it must be on exactly one. What makes a domain
+ * unusable (not running, no channel, a connection that failed) is the
+ * guest's own error.
+ */
+static void cli_target_parse_libvirt_api(CliTarget *target, const char *name,
+                                         const char *const *uris)
+{
+	static const char *const default_uris[] = { NULL, NULL };
+	const char *const *list = uris != NULL && uris[0] != NULL ? uris : default_uris;
+	guint n_list = uris != NULL && uris[0] != NULL ? g_strv_length((char **)uris) : 1;
+	g_autoptr(GPtrArray) errors = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) found_on = g_ptr_array_new();
+	g_autoptr(CliVirtDomain) found = NULL;
+	CliVirtConn *found_conn = NULL;
+
+	for (guint i = 0; i < n_list; i++) {
+		g_autoptr(GError) error = NULL;
+		CliVirtConn *conn = cli_virt_connect(list[i], &error);
+		CliVirtDomain *domain = NULL;
+
+		if (conn != NULL)
+			domain = cli_virt_get_domain(conn, name, &error);
+		if (domain == NULL) {
+			/* "no such domain" matters only when no connection has it */
+			g_ptr_array_add(errors, g_strdup(error->message));
+			continue;
+		}
+		g_ptr_array_add(found_on, (gpointer)cli_virt_conn_get_uri(conn));
+		if (found == NULL) {
+			found = domain;
+			found_conn = conn;
+		} else {
+			cli_virt_domain_free(domain);
+		}
+	}
+	if (found_on->len > 1) {
+		g_autofree char *where = NULL;
+		g_ptr_array_add(found_on, NULL);
+		where = cli_target_describe_uris((const char *const *)found_on->pdata);
+		target->error = g_strdup_printf(
+		    "libvirt domain '%s' exists on %s: give it one connection (an inventory's "
+		    "connect=, or a single --connect)",
+		    name, where);
+		return;
+	}
+	if (found == NULL) {
+		GString *why = g_string_new(NULL);
+		for (guint i = 0; i < errors->len; i++)
+			g_string_append_printf(why, "%s%s", i > 0 ? "; " : "",
+			                       (const char *)g_ptr_array_index(errors, i));
+		target->error = g_string_free(why, FALSE);
+		return;
+	}
+	cli_target_set_libvirt(target, found_conn, found);
+}
+
+static gboolean cli_target_parse_libvirt(CliTarget *target, const char *name,
+                                         const CliTargetOptions *opts, GError **error)
+{
+	const char *dir = cli_libvirt_get_dir(opts != NULL ? opts->libvirt_dir : NULL);
 
 	if (!cli_libvirt_check_name(name, error)) {
 		g_prefix_error(error, "invalid target '%s': ", target->text);
 		return FALSE;
 	}
 	target->scheme = CLI_TARGET_UNIX;
-	domain =
-	    cli_libvirt_domain_load(opts != NULL ? opts->libvirt_dir : NULL, name, &error_local);
-	socket = domain != NULL ? cli_libvirt_domain_get_socket(domain, &error_local) : NULL;
-	/* no guestbench channel but qemu-ga's: libvirt owns that socket, so through virsh */
-	if (socket == NULL && domain != NULL && domain->socket == NULL && domain->problem == NULL &&
-	    domain->qga_socket != NULL) {
-		g_autofree char *virsh = g_find_program_in_path("virsh");
-		if (virsh != NULL) {
-			target->scheme = CLI_TARGET_QGA;
-			target->qga_domain = g_strdup(name);
-			return TRUE;
-		}
-		target->error =
-		    g_strdup_printf("%s; it has qemu-ga's channel (" CLI_LIBVIRT_QGA_CHANNEL
-		                    "), but reaching the agent through it needs virsh",
-		                    error_local->message);
-		return TRUE;
-	}
-	if (socket == NULL) {
-		target->error = g_strdup(error_local->message);
-		return TRUE;
-	}
-	if (!cli_target_parse_unix(target, socket, &error_local)) {
-		target->error =
-		    g_strdup_printf("libvirt domain '%s': %s", name, error_local->message);
-		return TRUE;
-	}
+	if (dir != NULL)
+		cli_target_parse_libvirt_dir(target, dir, name);
+	else
+		cli_target_parse_libvirt_api(target, name, opts != NULL ? opts->connect : NULL);
 	return TRUE;
+}
+
+/*
+ * The qemu-ga socket of a libvirt domain: libvirt names it after the channel
+ * (.../org.qemu.guest_agent.0) under its own directories.
+ */
+static gboolean cli_target_is_libvirt_qga(const char *path)
+{
+	g_autofree char *base = g_path_get_basename(path);
+
+	return g_strcmp0(base, CLI_VIRT_QGA_CHANNEL) == 0 ||
+	       g_str_has_prefix(path, "/var/lib/libvirt/") ||
+	       g_str_has_prefix(path, "/run/libvirt/");
 }
 
 CliTarget *cli_target_parse(const char *text, GError **error)
@@ -238,6 +361,15 @@ CliTarget *cli_target_parse_full(const char *text, const CliTargetOptions *opts,
 	if (g_strcmp0(scheme, "qga") == 0) {
 		if (!cli_target_parse_unix(target, text + strlen("qga:"), error))
 			return NULL;
+		if (cli_target_is_libvirt_qga(target->path)) {
+			g_set_error(
+			    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			    "invalid target '%s': that is libvirt's own connection to qemu-ga "
+			    "(libvirt holds it; a second client breaks libvirt's link to the "
+			    "agent): use libvirt:DOMAIN",
+			    text);
+			return NULL;
+		}
 		target->scheme = CLI_TARGET_QGA;
 		return g_steal_pointer(&target);
 	}
@@ -258,6 +390,14 @@ CliTarget *cli_target_parse_full(const char *text, const CliTargetOptions *opts,
 	return NULL;
 }
 
+/* A domain is the same guest when its name and its connection are. */
+static char *cli_target_libvirt_key(const CliTarget *target)
+{
+	if (target->uri == NULL)
+		return g_strdup_printf("libvirt:%s", target->domain);
+	return g_strdup_printf("libvirt:%s@%s", target->domain, target->uri);
+}
+
 char *cli_target_to_key(const CliTarget *target)
 {
 	/* an unresolved libvirt:DOMAIN has no socket: the domain is what identifies it */
@@ -269,9 +409,11 @@ char *cli_target_to_key(const CliTarget *target)
 	case CLI_TARGET_VSOCK:
 		return g_strdup_printf("vsock:%u:%u", target->cid, target->port);
 	case CLI_TARGET_QGA:
-		if (target->qga_domain != NULL)
-			return g_strdup_printf("libvirt:%s", target->qga_domain);
+		if (target->domain != NULL)
+			return cli_target_libvirt_key(target);
 		return g_strdup_printf("qga:%s", target->path);
+	case CLI_TARGET_LIBVIRT:
+		return cli_target_libvirt_key(target);
 	default:
 		break;
 	}
@@ -286,9 +428,11 @@ void cli_target_get_address(const CliTarget *target, CliAddress *address)
 		address->kind = CLI_ADDRESS_VSOCK;
 		break;
 	case CLI_TARGET_QGA:
-		/* libvirt:DOMAIN with only qemu-ga's channel: through virsh, path is NULL */
-		address->kind =
-		    target->qga_domain != NULL ? CLI_ADDRESS_QGA_DOMAIN : CLI_ADDRESS_QGA;
+		/* libvirt:DOMAIN with only qemu-ga's channel: through libvirt, path is NULL */
+		address->kind = target->domain != NULL ? CLI_ADDRESS_QGA_DOMAIN : CLI_ADDRESS_QGA;
+		break;
+	case CLI_TARGET_LIBVIRT:
+		address->kind = CLI_ADDRESS_LIBVIRT;
 		break;
 	case CLI_TARGET_UNIX:
 	default:
@@ -299,7 +443,8 @@ void cli_target_get_address(const CliTarget *target, CliAddress *address)
 	address->path = target->path;
 	address->cid = target->cid;
 	address->port = target->port;
-	address->qga_domain = target->qga_domain;
+	address->domain = target->domain;
+	address->uri = target->uri;
 	address->agent_path = target->agent_path;
 }
 
@@ -326,4 +471,81 @@ gboolean cli_targets_apply_qga_agent(GPtrArray *targets, const char *agent, GErr
 		return FALSE;
 	}
 	return TRUE;
+}
+
+const char *cli_targets_session_hint(const char *uri)
+{
+	if (uri != NULL && g_str_has_suffix(uri, ":///session"))
+		return " (this is a session URI, which has only this user's own domains: the "
+		       "system's domains need --connect qemu:///system)";
+	return "";
+}
+
+/* A hypervisor that could not be asked: one row, named after its URI. */
+static CliTarget *cli_targets_failed_connection(const char *uri, const char *message)
+{
+	CliTarget *target = g_new0(CliTarget, 1);
+
+	target->scheme = CLI_TARGET_UNIX;
+	target->text = g_strdup_printf("libvirt:%s", uri != NULL ? uri : "");
+	target->name = g_strdup(uri != NULL ? uri : "libvirt");
+	target->tags = g_new0(char *, 1);
+	target->uri = g_strdup(uri);
+	target->error = g_strdup(message);
+	return target;
+}
+
+GPtrArray *cli_targets_from_libvirt(const char *const *uris, GError **error)
+{
+	g_autoptr(GPtrArray) targets =
+	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_target_free);
+
+	if (uris == NULL || uris[0] == NULL) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "no libvirt connection given (--connect URI)");
+		return NULL;
+	}
+	for (guint i = 0; uris[i] != NULL; i++) {
+		g_autoptr(GError) error_local = NULL;
+		g_autoptr(GPtrArray) domains = NULL;
+		CliVirtConn *conn = cli_virt_connect(uris[i], &error_local);
+		guint n_off = 0;
+		guint n_running = 0;
+
+		if (conn != NULL)
+			domains = cli_virt_list_domains(conn, &error_local);
+		if (domains == NULL) {
+			g_ptr_array_add(
+			    targets, cli_targets_failed_connection(uris[i], error_local->message));
+			continue;
+		}
+		for (guint j = 0; j < domains->len; j++) {
+			const CliVirtDomain *domain = g_ptr_array_index(domains, j);
+			CliTarget *target;
+
+			if (!domain->active) {
+				n_off++;
+				continue;
+			}
+			target = g_new0(CliTarget, 1);
+			target->text = g_strdup_printf("libvirt:%s", domain->name);
+			target->name = g_strdup(domain->name);
+			target->tags = g_new0(char *, 1);
+			cli_target_set_libvirt(target, conn, domain);
+			g_ptr_array_add(targets, target);
+			n_running++;
+		}
+		if (n_running == 0) {
+			g_autofree char *msg = g_strdup_printf(
+			    "no running domain on %s%s", cli_virt_conn_get_uri(conn),
+			    cli_targets_session_hint(cli_virt_conn_get_uri(conn)));
+			g_ptr_array_add(targets, cli_targets_failed_connection(uris[i], msg));
+		}
+		if (n_off > 0) {
+			g_autofree char *esc = cli_escape_terminal(cli_virt_conn_get_uri(conn));
+			g_printerr("guestbench: %s: %u domain(s) not running, left out\n", esc,
+			           n_off);
+		}
+	}
+	return g_steal_pointer(&targets);
 }

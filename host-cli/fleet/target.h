@@ -4,6 +4,7 @@
 #include <glib.h>
 
 #include "transport/address.h"
+#include "transport/virt.h"
 
 G_BEGIN_DECLS
 
@@ -16,6 +17,8 @@ typedef enum {
 	CLI_TARGET_UNIX,  /* unix:PATH or a bare path */
 	CLI_TARGET_VSOCK, /* vsock:CID:PORT */
 	CLI_TARGET_QGA, /* qga:PATH, qemu-ga's socket: the agent runs through guest-exec (qga.h) */
+	/* libvirt:DOMAIN with a guestbench channel: opened by libvirt (virt.h); uri, domain */
+	CLI_TARGET_LIBVIRT,
 } CliTargetScheme;
 
 typedef struct {
@@ -30,11 +33,15 @@ typedef struct {
 	char *qmp;        /* qmp=: the host-side QMP socket, for a later QMP feature */
 	char *agent_path; /* agent_path=: where the agent binary lives in the guest */
 	/*
-	 * CLI_TARGET_QGA from libvirt:DOMAIN without a guestbench channel but with
-	 * qemu-ga's: libvirt holds that socket, so calls go through
-	 * "virsh qemu-agent-command DOMAIN"; path is NULL then.
+	 * libvirt:DOMAIN: the domain, and the libvirt connection it was found on
+	 * (uri, NULL for libvirt's default; host, the hypervisor of a remote uri,
+	 * NULL for this one). CLI_TARGET_LIBVIRT, or CLI_TARGET_QGA when the
+	 * domain has only qemu-ga's channel: libvirt holds that socket, so calls
+	 * go through virDomainQemuAgentCommand; path is NULL then.
 	 */
-	char *qga_domain;
+	char *domain;
+	char *uri;
+	char *host;
 	char *origin; /* "FILE:LINE" of the [guest NAME] group, NULL from the command line */
 	/*
 	 * libvirt:DOMAIN whose socket could not be found (domain not running, no
@@ -44,9 +51,14 @@ typedef struct {
 	char *error;
 } CliTarget;
 
-/* How targets are found and selected (--libvirt-dir, --inventory, --tag, --name). */
+/* How targets are found and selected (--connect, --libvirt-dir, --inventory, --tag, --name). */
 typedef struct {
-	/* NULL: $GUESTBENCH_LIBVIRT_DIR, else /run/libvirt/qemu, else virsh dumpxml */
+	/*
+	 * --connect URI...: the libvirt connections libvirt:DOMAIN is looked up
+	 * on (NULL-terminated; NULL or empty: libvirt's default connection).
+	 */
+	const char *const *connect;
+	/* --libvirt-dir (else $GUESTBENCH_LIBVIRT_DIR): read libvirt's state files instead */
 	const char *libvirt_dir;
 	const char *const *inventories; /* --inventory FILE, NULL-terminated or NULL */
 	/*
@@ -57,6 +69,13 @@ typedef struct {
 	const char *const *tags;
 	const char *const *names;
 } CliTargetOptions;
+
+/*
+ * Makes target the libvirt domain found on conn: CLI_TARGET_LIBVIRT with its
+ * guestbench channel, CLI_TARGET_QGA with only qemu-ga's, else error says
+ * why it cannot be reached (not running, no channel and the XML to add).
+ */
+void cli_target_set_libvirt(CliTarget *target, CliVirtConn *conn, const CliVirtDomain *domain);
 
 /* Fails with GB_ERROR_INVALID_ARGUMENT and a message that quotes the text. */
 CliTarget *cli_target_parse(const char *text, GError **error);
@@ -86,6 +105,17 @@ void cli_target_get_address(const CliTarget *target, CliAddress *address);
  * (cli_qga_check_agent_path()) or no target is reached through qemu-ga.
  */
 gboolean cli_targets_apply_qga_agent(GPtrArray *targets, const char *agent, GError **error);
+/*
+ * --connect URI... without targets: every running domain of each connection,
+ * in URI order then by name (shut-off ones are left out and said on stderr).
+ * A connection that fails is one guest named after the URI with that error,
+ * so that a hypervisor is never silently missing. Fails only when uris is
+ * empty.
+ */
+GPtrArray *cli_targets_from_libvirt(const char *const *uris, GError **error);
+/* The hint for a libvirt session URI that has not got the system's domains, or "". */
+const char *cli_targets_session_hint(const char *uri);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliTarget, cli_target_free)
 
 G_END_DECLS

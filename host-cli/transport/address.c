@@ -12,7 +12,8 @@ CliAddress *cli_address_copy(const CliAddress *address)
 	copy->path = g_strdup(address->path);
 	copy->cid = address->cid;
 	copy->port = address->port;
-	copy->qga_domain = g_strdup(address->qga_domain);
+	copy->uri = g_strdup(address->uri);
+	copy->domain = g_strdup(address->domain);
 	copy->agent_path = g_strdup(address->agent_path);
 	return copy;
 }
@@ -24,7 +25,8 @@ void cli_address_free(CliAddress *address)
 	/* a copy owns its strings: the const is for the borrowed views */
 	g_free((char *)address->text);
 	g_free((char *)address->path);
-	g_free((char *)address->qga_domain);
+	g_free((char *)address->uri);
+	g_free((char *)address->domain);
 	g_free((char *)address->agent_path);
 	g_free(address);
 }

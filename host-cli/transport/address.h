@@ -15,17 +15,20 @@ typedef enum {
 	CLI_ADDRESS_VSOCK, /* cid, port: the agent's vsock port */
 	/* path: qemu-ga's unix socket; the agent runs through guest-exec (qga.h) */
 	CLI_ADDRESS_QGA,
-	/* qga_domain: qemu-ga of a libvirt domain, each call through virsh qemu-agent-command */
+	/* uri, domain: qemu-ga of a libvirt domain, each call through virDomainQemuAgentCommand */
 	CLI_ADDRESS_QGA_DOMAIN,
+	/* uri, domain: the guestbench channel of a libvirt domain (virDomainOpenChannel) */
+	CLI_ADDRESS_LIBVIRT,
 } CliAddressKind;
 
 typedef struct {
 	CliAddressKind kind;
-	const char *text;       /* how log and error messages name the guest (the target text) */
-	const char *path;       /* CLI_ADDRESS_UNIX, CLI_ADDRESS_QGA */
-	guint32 cid;            /* CLI_ADDRESS_VSOCK */
-	guint32 port;           /* CLI_ADDRESS_VSOCK */
-	const char *qga_domain; /* CLI_ADDRESS_QGA_DOMAIN */
+	const char *text;   /* how log and error messages name the guest (the target text) */
+	const char *path;   /* CLI_ADDRESS_UNIX, CLI_ADDRESS_QGA */
+	guint32 cid;        /* CLI_ADDRESS_VSOCK */
+	guint32 port;       /* CLI_ADDRESS_VSOCK */
+	const char *uri;    /* CLI_ADDRESS_QGA_DOMAIN, CLI_ADDRESS_LIBVIRT: NULL for the default */
+	const char *domain; /* CLI_ADDRESS_QGA_DOMAIN, CLI_ADDRESS_LIBVIRT */
 	/* CLI_ADDRESS_QGA*: the agent binary in the guest, NULL for GB_AGENT_DEFAULT_BINARY */
 	const char *agent_path;
 } CliAddress;

@@ -366,7 +366,7 @@ static const char *cli_channel_connect_reason(CliChannel *session, int errsv)
 {
 	struct stat st;
 
-	if (session->address->kind != CLI_ADDRESS_VSOCK &&
+	if (session->address->kind == CLI_ADDRESS_UNIX &&
 	    (errsv == ECONNREFUSED || errsv == ENOTSOCK) &&
 	    stat(session->address->path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
 		if (S_ISDIR(st.st_mode))
@@ -405,6 +405,10 @@ static void cli_channel_stream_failed(CliStreamFailure what, int errsv, gpointer
 		            ? cli_channel_closed_error(session)
 		            : g_error_new(GB_ERROR, GB_ERROR_IO, "cannot send to guest: %s",
 		                          g_strerror(errsv));
+		break;
+	case CLI_STREAM_FAILED_OPEN:
+		error = g_error_new_literal(GB_ERROR, GB_ERROR_IO,
+		                            cli_stream_get_open_error(session->stream));
 		break;
 	case CLI_STREAM_FAILED_CLOSED:
 	default:

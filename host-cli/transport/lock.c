@@ -220,11 +220,14 @@ char *cli_lock_key_for_address(const CliAddress *address)
 	switch (address->kind) {
 	case CLI_ADDRESS_VSOCK:
 		return g_strdup_printf("vsock:%u:%u", address->cid, address->port);
-	case CLI_ADDRESS_QGA_DOMAIN: {
-		/* virsh runs without -c: the connection is libvirt's default */
-		const char *uri = g_getenv("LIBVIRT_DEFAULT_URI");
-		return g_strdup_printf("libvirt-qga:%s:%s", uri != NULL ? uri : "",
-		                       address->qga_domain != NULL ? address->qga_domain : "");
+	case CLI_ADDRESS_QGA_DOMAIN:
+	case CLI_ADDRESS_LIBVIRT: {
+		/* NULL is libvirt's default connection, as libvirt picks it */
+		const char *uri =
+		    address->uri != NULL ? address->uri : g_getenv("LIBVIRT_DEFAULT_URI");
+		return g_strdup_printf(
+		    "%s:%s:%s", address->kind == CLI_ADDRESS_LIBVIRT ? "libvirt" : "libvirt-qga",
+		    uri != NULL ? uri : "", address->domain != NULL ? address->domain : "");
 	}
 	case CLI_ADDRESS_UNIX:
 	case CLI_ADDRESS_QGA:

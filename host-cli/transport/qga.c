@@ -10,10 +10,12 @@
 #include "transport/channel.h"
 #include "transport/qga-exec.h"
 #include "transport/qga.h"
-#include "transport/spawn.h"
+#include "transport/virt.h"
 
 /* Room for the guest-exec-status envelope around the base64 output. */
 #define CLI_QGA_ENVELOPE_SIZE (64 * 1024)
+/* libvirt waits this long for qemu-ga per call (guest-exec, guest-exec-status answer at once). */
+#define CLI_QGA_LIBVIRT_TIMEOUT_S 30
 
 typedef enum {
 	CLI_QGA_CONNECTING, /* connect + guest-sync-delimited (the inner session) */
@@ -38,13 +40,14 @@ struct _CliQga {
 	CliSession parent; /* first: a CliQga is a CliSession */
 	grefcount refcount;
 	CliQgaState state;
-	CliSession *inner; /* the session with qemu-ga, NULL through virsh */
-	char *domain;      /* libvirt:DOMAIN: each call is one virsh qemu-agent-command */
-	char *virsh;
-	CliSpawn *spawn;      /* the running virsh */
-	CliSpawn *kill_spawn; /* the virsh that signals a one-shot agent (cli_qga_interrupt()) */
-	CliSessionReplyFunc virsh_func;
-	char *virsh_execute;
+	CliSession *inner; /* the session with qemu-ga, NULL through libvirt */
+	/* libvirt:DOMAIN: each call is one virDomainQemuAgentCommand of uri (NULL: default) */
+	char *domain;
+	char *uri;
+	CliVirtOp *op;      /* the call in progress through libvirt */
+	CliVirtOp *kill_op; /* the call that signals a one-shot agent (cli_qga_interrupt()) */
+	CliSessionReplyFunc libvirt_func;
+	char *libvirt_execute;
 	GMainContext *context;
 	char *text;
 	char *agent_path;
@@ -95,9 +98,9 @@ static void cli_qga_destroy_source(GSource **source)
 static void cli_qga_teardown(CliQga *qga)
 {
 	cli_qga_destroy_source(&qga->poll_source);
-	/* a running virsh is killed: it must not outlive the session */
-	cli_spawn_cancel(g_steal_pointer(&qga->spawn));
-	cli_spawn_cancel(g_steal_pointer(&qga->kill_spawn));
+	/* a call through libvirt still under way reports to nobody */
+	cli_virt_op_cancel(g_steal_pointer(&qga->op));
+	cli_virt_op_cancel(g_steal_pointer(&qga->kill_op));
 	if (qga->inner != NULL) {
 		cli_channel_close(qga->inner);
 		qga->inner = NULL;
@@ -120,8 +123,8 @@ static void cli_qga_unref(CliQga *qga)
 	g_free(qga->text);
 	g_free(qga->agent_path);
 	g_free(qga->domain);
-	g_free(qga->virsh);
-	g_free(qga->virsh_execute);
+	g_free(qga->uri);
+	g_free(qga->libvirt_execute);
 	g_free(qga);
 }
 
@@ -234,71 +237,64 @@ static gboolean cli_qga_notify_cb(gpointer user_data)
 	return G_SOURCE_REMOVE;
 }
 
-static void cli_qga_virsh_done_cb(const CliSpawnResult *result, const GError *spawn_error,
-                                  gpointer user_data)
+static void cli_qga_libvirt_done_cb(const char *reply, const GError *op_error, gpointer user_data)
 {
-	CliQga *qga = user_data; /* the spawn holds a reference until after this */
+	CliQga *qga = cli_qga_ref(user_data);
 	g_autoptr(GError) error = NULL;
 	g_autoptr(JsonNode) ret = NULL;
-	g_autofree char *execute = g_steal_pointer(&qga->virsh_execute);
+	g_autofree char *execute = g_steal_pointer(&qga->libvirt_execute);
 
-	qga->spawn = NULL;
-	if (spawn_error != NULL) {
-		cli_qga_fail(qga,
-		             g_error_new(GB_ERROR, GB_ERROR_IO, "virsh: %s", spawn_error->message));
+	qga->op = NULL;
+	if (qga->state == CLI_QGA_CLOSED || qga->state == CLI_QGA_FAILED) {
+		cli_qga_unref(qga);
 		return;
 	}
-	if (qga->state == CLI_QGA_CLOSED || qga->state == CLI_QGA_FAILED)
-		return;
-	if (!result->exited || result->exit_status != 0) {
-		/* virsh says why: the agent is not connected, or the command failed */
+	if (op_error != NULL) {
+		/* libvirt says why: the agent is not connected, or the command failed */
 		error =
-		    g_error_new(GB_ERROR, GB_ERROR_REMOTE, "%s: virsh qemu-agent-command %s: %s",
-		                execute, qga->domain, result->err);
+		    g_error_new(GB_ERROR, GB_ERROR_REMOTE, "%s: %s", execute, op_error->message);
 	} else {
 		/* libvirt answers with the agent's reply line; it rewrites the id */
-		ret = gb_reply_parse(result->out, strlen(result->out), NULL, &error);
+		ret = gb_reply_parse(reply, strlen(reply), NULL, &error);
 		if (ret == NULL)
 			g_prefix_error(&error, "%s: ", execute);
 	}
-	qga->virsh_func(NULL, ret, error, qga);
+	qga->libvirt_func(NULL, ret, error, qga);
+	cli_qga_unref(qga);
 }
 
-/* One call to qemu-ga: over its socket, or one virsh process for a libvirt domain. */
+/* A request as one line for libvirt, which adds nothing but its own id. */
+static char *cli_qga_request_line(const char *execute, JsonObject *args)
+{
+	g_autoptr(GString) line = gb_request_build(execute, args, NULL);
+
+	g_strstrip(line->str);
+	return g_strdup(line->str);
+}
+
+/* One call to qemu-ga: over its socket, or through libvirt for a libvirt domain. */
 static void cli_qga_raw_call(CliQga *qga, const char *execute, JsonObject *args,
                              CliSessionReplyFunc func)
 {
-	g_autoptr(GString) line = NULL;
-	g_autoptr(GError) error = NULL;
-	const char *argv[5];
+	g_autofree char *line = NULL;
 
 	if (qga->domain == NULL) {
 		cli_channel_call(qga->inner, execute, args, func, qga);
 		return;
 	}
-	line = gb_request_build(execute, args, NULL);
-	g_strstrip(line->str);
-	argv[0] = qga->virsh;
-	argv[1] = "qemu-agent-command";
-	argv[2] = qga->domain;
-	argv[3] = line->str;
-	argv[4] = NULL;
-	qga->virsh_func = func;
-	g_free(qga->virsh_execute);
-	qga->virsh_execute = g_strdup(execute);
-	/* no time limit of its own: the owner's deadline closes the session, which kills it */
-	qga->spawn = cli_spawn_start(argv, 0, qga->context, cli_qga_virsh_done_cb, cli_qga_ref(qga),
-	                             (GDestroyNotify)cli_qga_unref, &error);
-	if (qga->spawn == NULL) {
-		cli_qga_fail(qga, g_steal_pointer(&error));
-		cli_qga_unref(qga);
-	}
+	line = cli_qga_request_line(execute, args);
+	qga->libvirt_func = func;
+	g_free(qga->libvirt_execute);
+	qga->libvirt_execute = g_strdup(execute);
+	/* libvirt's own bound; the owner's deadline closes the session before it if shorter */
+	qga->op = cli_virt_agent_command(qga->uri, qga->domain, line, CLI_QGA_LIBVIRT_TIMEOUT_S,
+	                                 qga->context, cli_qga_libvirt_done_cb, qga);
 }
 
 /* An error from the inner session: a remote error reply, or the end of the session. */
 static gboolean cli_qga_inner_failed(CliQga *qga, const GError *error)
 {
-	/* through virsh every call stands alone: its error is that call's */
+	/* through libvirt every call stands alone: its error is that call's */
 	if (qga->domain != NULL)
 		return FALSE;
 	if (qga->inner != NULL && cli_channel_is_open(qga->inner))
@@ -509,16 +505,8 @@ CliSession *cli_qga_open(const CliAddress *address, GMainContext *context, gsize
 	qga->jobs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
 	                                  (GDestroyNotify)json_node_unref);
 	if (address->kind == CLI_ADDRESS_QGA_DOMAIN) {
-		qga->domain = g_strdup(address->qga_domain);
-		qga->virsh = g_find_program_in_path("virsh");
-		if (qga->virsh == NULL) {
-			cli_qga_fail(qga,
-			             g_error_new(GB_ERROR, GB_ERROR_NOT_SUPPORTED,
-			                         "libvirt domain '%s' has only qemu-ga's channel, "
-			                         "and virsh (needed to reach it) is not installed",
-			                         qga->domain));
-			return &qga->parent;
-		}
+		qga->domain = g_strdup(address->domain);
+		qga->uri = g_strdup(address->uri);
 		qga->state = CLI_QGA_CHECKING;
 		cli_qga_raw_call(qga, "guest-info", NULL, cli_qga_info_cb);
 		return &qga->parent;
@@ -566,16 +554,15 @@ static void cli_qga_kill_cb(CliSession *inner, JsonNode *ret, const GError *erro
 		cli_qga_arm_poll(qga);
 }
 
-/* Through virsh the signal goes beside the virsh that is polling: libvirt queues both. */
-static void cli_qga_kill_virsh_cb(const CliSpawnResult *result, const GError *error,
-                                  gpointer user_data)
+/* Through libvirt the signal goes beside the call that is polling: libvirt queues both. */
+static void cli_qga_kill_libvirt_cb(const char *reply, const GError *error, gpointer user_data)
 {
-	CliQga *qga = user_data; /* the spawn holds a reference until after this */
+	CliQga *qga = user_data;
 
-	qga->kill_spawn = NULL;
-	if (error != NULL || !result->exited || result->exit_status != 0)
-		g_debug("%s: signalling the one-shot agent through virsh failed: %s", qga->text,
-		        error != NULL ? error->message : result->err);
+	qga->kill_op = NULL;
+	if (error != NULL)
+		g_debug("%s: signalling the one-shot agent through libvirt failed: %s", qga->text,
+		        error->message);
 	cli_qga_kill_cb(NULL, NULL, error, qga);
 }
 
@@ -584,9 +571,7 @@ static void cli_qga_interrupt(CliSession *session)
 	CliQga *qga = (CliQga *)session;
 	CliQgaCall *call = g_queue_peek_head(&qga->calls);
 	g_autoptr(JsonObject) args = NULL;
-	g_autoptr(GString) line = NULL;
-	g_autoptr(GError) error = NULL;
-	const char *virsh_argv[5];
+	g_autofree char *line = NULL;
 	JsonArray *argv;
 	char pid[24];
 
@@ -614,19 +599,11 @@ static void cli_qga_interrupt(CliSession *session)
 		cli_channel_call(qga->inner, "guest-exec", args, cli_qga_kill_cb, qga);
 		return;
 	}
-	line = gb_request_build("guest-exec", args, NULL);
-	g_strstrip(line->str);
-	virsh_argv[0] = qga->virsh;
-	virsh_argv[1] = "qemu-agent-command";
-	virsh_argv[2] = qga->domain;
-	virsh_argv[3] = line->str;
-	virsh_argv[4] = NULL;
-	qga->kill_spawn = cli_spawn_start(virsh_argv, 0, qga->context, cli_qga_kill_virsh_cb,
-	                                  cli_qga_ref(qga), (GDestroyNotify)cli_qga_unref, &error);
-	if (qga->kill_spawn == NULL) {
-		g_debug("%s: %s", qga->text, error->message);
-		cli_qga_unref(qga);
-	}
+	line = cli_qga_request_line("guest-exec", args);
+	cli_virt_op_cancel(qga->kill_op);
+	qga->kill_op =
+	    cli_virt_agent_command(qga->uri, qga->domain, line, CLI_QGA_LIBVIRT_TIMEOUT_S,
+	                           qga->context, cli_qga_kill_libvirt_cb, qga);
 }
 
 static gboolean cli_qga_is_open(const CliSession *session)
@@ -646,8 +623,8 @@ static char *cli_qga_describe_wait(const CliSession *session)
 	case CLI_QGA_CONNECTING:
 	case CLI_QGA_CHECKING:
 		if (qga->inner == NULL)
-			return g_strdup_printf("waiting for guest-info through virsh "
-			                       "qemu-agent-command %s",
+			return g_strdup_printf("waiting for guest-info from qemu-ga of libvirt "
+			                       "domain '%s'",
 			                       qga->domain);
 		inner = cli_channel_describe_wait(qga->inner);
 		return g_strdup_printf("%s (qemu-ga)", inner);

@@ -12,7 +12,7 @@
 
 #include "transport/qmp.h"
 #include "transport/stream.h"
-#include "transport/spawn.h"
+#include "transport/virt.h"
 
 /* How much of an unexpected message an error quotes. */
 #define CLI_QMP_EXCERPT 60
@@ -41,14 +41,14 @@ struct _CliQmp {
 	CliQmpState state;
 	char *path;   /* socket path, or NULL over libvirt */
 	char *domain; /* libvirt domain, or NULL */
-	char *virsh;
+	char *uri;    /* its libvirt connection, NULL for the default */
 	char *version;
 	GMainContext *context;
 	double timeout;
 	CliStream *stream;
 	GSource *timer;
 	GSource *notify_source;
-	CliSpawn *spawn; /* the running virsh */
+	CliVirtOp *op; /* the call in progress through libvirt */
 	gint64 next_id;
 	GQueue calls; /* CliQmpCall; the head is on the wire when call_sent */
 	gboolean call_sent;
@@ -88,8 +88,8 @@ static void cli_qmp_teardown(CliQmp *qmp)
 {
 	cli_stream_free(g_steal_pointer(&qmp->stream));
 	cli_qmp_destroy_source(&qmp->timer);
-	/* a virsh that hangs must not outlive the timeout */
-	cli_spawn_cancel(g_steal_pointer(&qmp->spawn));
+	/* a call through libvirt that hangs reports to nobody after the timeout */
+	cli_virt_op_cancel(g_steal_pointer(&qmp->op));
 }
 
 static void cli_qmp_unref(CliQmp *qmp)
@@ -105,7 +105,7 @@ static void cli_qmp_unref(CliQmp *qmp)
 	g_clear_error(&qmp->error);
 	g_free(qmp->path);
 	g_free(qmp->domain);
-	g_free(qmp->virsh);
+	g_free(qmp->uri);
 	g_free(qmp->version);
 	g_main_context_unref(qmp->context);
 	g_free(qmp);
@@ -235,23 +235,19 @@ static void cli_qmp_write(CliQmp *qmp, const char *line)
 	cli_stream_write(qmp->stream, line, strlen(line));
 }
 
-static void cli_qmp_virsh_done_cb(const CliSpawnResult *result, const GError *spawn_error,
-                                  gpointer user_data);
+static void cli_qmp_libvirt_done_cb(const char *reply, const GError *op_error, gpointer user_data);
 
-/* libvirt: one virsh process per call, its stdout the reply. */
-static void cli_qmp_virsh_send(CliQmp *qmp, CliQmpCall *call)
+/*
+ * libvirt: one virDomainQemuMonitorCommand per call. libvirt numbers the
+ * requests itself and refuses one that carries an "id".
+ */
+static void cli_qmp_libvirt_send(CliQmp *qmp, CliQmpCall *call)
 {
-	g_autoptr(GError) error = NULL;
-	g_autofree char *json = g_strstrip(g_strdup(call->line));
-	const char *argv[] = { qmp->virsh, "qemu-monitor-command", qmp->domain, json, NULL };
+	g_autofree char *line = g_strstrip(g_strdup(call->line));
 
-	/* bounded by the call's timer: its end closes the monitor, which kills virsh */
-	qmp->spawn = cli_spawn_start(argv, 0, qmp->context, cli_qmp_virsh_done_cb, cli_qmp_ref(qmp),
-	                             (GDestroyNotify)cli_qmp_unref, &error);
-	if (qmp->spawn == NULL) {
-		cli_qmp_fail(qmp, g_steal_pointer(&error));
-		cli_qmp_unref(qmp);
-	}
+	/* bounded by the call's timer: its end closes the monitor and cancels the call */
+	qmp->op = cli_virt_monitor_command(qmp->uri, qmp->domain, line, qmp->context,
+	                                   cli_qmp_libvirt_done_cb, qmp);
 }
 
 static void cli_qmp_send_next(CliQmp *qmp)
@@ -268,7 +264,7 @@ static void cli_qmp_send_next(CliQmp *qmp)
 	qmp->call_sent = TRUE;
 	cli_qmp_arm_timer(qmp);
 	if (qmp->domain != NULL)
-		cli_qmp_virsh_send(qmp, call);
+		cli_qmp_libvirt_send(qmp, call);
 	else
 		cli_qmp_write(qmp, call->line);
 }
@@ -292,38 +288,32 @@ static void cli_qmp_complete(CliQmp *qmp, JsonNode *ret, GError *error_in)
 	cli_qmp_unref(qmp);
 }
 
-static void cli_qmp_virsh_done_cb(const CliSpawnResult *result, const GError *spawn_error,
-                                  gpointer user_data)
+static void cli_qmp_libvirt_done_cb(const char *reply, const GError *op_error, gpointer user_data)
 {
-	CliQmp *qmp = user_data; /* the spawn holds a reference until after this */
+	CliQmp *qmp = cli_qmp_ref(user_data);
 	g_autoptr(GError) error = NULL;
 	g_autoptr(JsonNode) ret = NULL;
 
-	qmp->spawn = NULL;
-	if (spawn_error != NULL) {
-		cli_qmp_fail(qmp,
-		             g_error_new(GB_ERROR, GB_ERROR_IO, "virsh: %s", spawn_error->message));
-		return;
-	}
+	qmp->op = NULL;
 	if (qmp->state != CLI_QMP_OPEN)
-		return;
-	if (!result->exited || result->exit_status != 0) {
-		g_autofree char *why = cli_qmp_excerpt(result->err, strlen(result->err));
-
-		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_IO, "virsh failed: %s", why));
-		return;
+		goto out;
+	if (op_error != NULL) {
+		cli_qmp_fail(qmp, g_error_copy(op_error));
+		goto out;
 	}
-	/* libvirt rewrites the id: one call at a time is what pairs reply and call here */
-	ret = gb_reply_parse(result->out, strlen(result->out), NULL, &error);
+	/* libvirt sets its own id: one call at a time is what pairs reply and call here */
+	ret = gb_reply_parse(reply, strlen(reply), NULL, &error);
 	if (ret == NULL && !g_error_matches(error, GB_ERROR, GB_ERROR_REMOTE) &&
 	    !g_error_matches(error, GB_ERROR, GB_ERROR_COMMAND_NOT_FOUND)) {
-		g_autofree char *what = cli_qmp_excerpt(result->out, strlen(result->out));
+		g_autofree char *what = cli_qmp_excerpt(reply, strlen(reply));
 		cli_qmp_fail(qmp, g_error_new(GB_ERROR, GB_ERROR_PARSE,
-		                              "invalid reply from virsh (%s): %s", error->message,
-		                              what));
-		return;
+		                              "invalid reply through libvirt (%s): %s",
+		                              error->message, what));
+		goto out;
 	}
 	cli_qmp_complete(qmp, ret, g_steal_pointer(&error));
+out:
+	cli_qmp_unref(qmp);
 }
 
 static gboolean cli_qmp_id_is(JsonNode *id, gint64 expected)
@@ -521,6 +511,12 @@ static void cli_qmp_connect(CliQmp *qmp)
 CliQmp *cli_qmp_open(const char *path, GMainContext *context, double timeout_seconds,
                      CliQmpOpenFunc func, gpointer user_data)
 {
+	return cli_qmp_open_full(path, NULL, context, timeout_seconds, func, user_data);
+}
+
+CliQmp *cli_qmp_open_full(const char *path, const char *uri, GMainContext *context,
+                          double timeout_seconds, CliQmpOpenFunc func, gpointer user_data)
+{
 	CliQmp *qmp = g_new0(CliQmp, 1);
 
 	g_ref_count_init(&qmp->refcount);
@@ -535,15 +531,14 @@ CliQmp *cli_qmp_open(const char *path, GMainContext *context, double timeout_sec
 	if (g_str_has_prefix(path, "libvirt:")) {
 		qmp->domain = g_strdup(path + strlen("libvirt:"));
 		qmp->path = g_strdup(path);
-		qmp->virsh = g_find_program_in_path("virsh");
+		qmp->uri = g_strdup(uri);
 		if (qmp->domain[0] == '\0') {
 			cli_qmp_fail(qmp, g_error_new_literal(GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 			                                      "no domain name after libvirt:"));
-		} else if (qmp->virsh == NULL) {
-			cli_qmp_fail(qmp,
-			             g_error_new_literal(GB_ERROR, GB_ERROR_NOT_SUPPORTED,
-			                                 "virsh is not installed (needed to "
-			                                 "reach a monitor that libvirt holds)"));
+		} else if (!cli_virt_is_built()) {
+			g_autoptr(GError) error = NULL;
+			cli_virt_connect(NULL, &error);
+			cli_qmp_fail(qmp, g_steal_pointer(&error));
 		} else {
 			/* no greeting to wait for: libvirt negotiated capabilities already */
 			qmp->state = CLI_QMP_OPEN;
@@ -571,7 +566,8 @@ void cli_qmp_call(CliQmp *qmp, const char *execute, JsonObject *arguments, CliQm
 	call->func = func;
 	call->user_data = user_data;
 	json_node_set_int(id, call->id);
-	line = gb_request_build(execute, arguments, id);
+	/* libvirt numbers the requests itself and refuses one with an "id" */
+	line = gb_request_build(execute, arguments, qmp->domain != NULL ? NULL : id);
 	call->line = g_strdup(line->str);
 	g_queue_push_tail(&qmp->calls, call);
 	if (qmp->state == CLI_QMP_FAILED)

@@ -11,8 +11,9 @@ G_BEGIN_DECLS
  *
  * path is "unix:PATH" or a bare PATH (a QMP socket: the client waits for the
  * greeting, sends qmp_capabilities, then the calls), or "libvirt:DOMAIN"
- * (libvirt holds the monitor: each call runs `virsh qemu-monitor-command
- * DOMAIN JSON`; only when virsh is on PATH). Calls go out one at a time, each
+ * (libvirt holds the monitor: each call is one virDomainQemuMonitorCommand
+ * of the connection uri, without an "id", which libvirt refuses; only when
+ * built with libvirt, virt.h). Calls go out one at a time, each
  * with its own id; events between replies are counted and ignored. Every wait
  * (greeting, each reply) is bounded by timeout_seconds; a timeout, garbage,
  * an oversized message or a closed socket ends the connection and every
@@ -35,6 +36,9 @@ typedef void (*CliQmpReplyFunc)(CliQmp *qmp, JsonNode *ret, const GError *error,
 /* Never NULL; a bad path fails through func from the main context. */
 CliQmp *cli_qmp_open(const char *path, GMainContext *context, double timeout_seconds,
                      CliQmpOpenFunc func, gpointer user_data);
+/* The same; uri is the libvirt connection of a "libvirt:DOMAIN" path (NULL: the default). */
+CliQmp *cli_qmp_open_full(const char *path, const char *uri, GMainContext *context,
+                          double timeout_seconds, CliQmpOpenFunc func, gpointer user_data);
 /* Queues a call; arguments (may be NULL) is not consumed. */
 void cli_qmp_call(CliQmp *qmp, const char *execute, JsonObject *arguments, CliQmpReplyFunc func,
                   gpointer user_data);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "transport/stream.h"
+#include "transport/virt.h"
 
 /* A unix socket with a full backlog answers EAGAIN instead of queueing the connect. */
 #define CLI_STREAM_CONNECT_RETRY_MS 50
@@ -30,7 +31,9 @@ struct _CliStream {
 	GSource *retry_source;
 	GbFramer *framer;
 	GByteArray *outbuf;
-	gint64 peer_pid; /* SO_PEERCRED of a unix socket, 0 when unknown */
+	gint64 peer_pid;    /* SO_PEERCRED of a unix socket, 0 when unknown */
+	CliVirtOp *virt_op; /* CLI_ADDRESS_LIBVIRT: the channel being opened */
+	char *open_error;   /* CLI_STREAM_FAILED_OPEN: why */
 };
 
 static void cli_stream_connect_now(CliStream *stream);
@@ -51,6 +54,8 @@ static void cli_stream_stop(CliStream *stream)
 	cli_stream_destroy_source(&stream->in_source);
 	cli_stream_destroy_source(&stream->out_source);
 	cli_stream_destroy_source(&stream->retry_source);
+	cli_virt_op_cancel(stream->virt_op);
+	stream->virt_op = NULL;
 	if (stream->fd >= 0) {
 		close(stream->fd);
 		stream->fd = -1;
@@ -63,6 +68,7 @@ static void cli_stream_release(CliStream *stream)
 	g_byte_array_unref(stream->outbuf);
 	cli_address_free(stream->address);
 	g_main_context_unref(stream->context);
+	g_free(stream->open_error);
 	g_free(stream);
 }
 
@@ -187,7 +193,8 @@ static void cli_stream_connected(CliStream *stream)
 	socklen_t len = sizeof(cred);
 
 	stream->connected = TRUE;
-	if (stream->address->kind != CLI_ADDRESS_VSOCK &&
+	/* a libvirt channel's socket pair has this very process at its other end */
+	if (stream->address->kind == CLI_ADDRESS_UNIX &&
 	    getsockopt(stream->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0)
 		stream->peer_pid = cred.pid;
 	stream->in_source = g_unix_fd_source_new(stream->fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
@@ -225,6 +232,21 @@ static gboolean cli_stream_retry_cb(gpointer user_data)
 	return G_SOURCE_REMOVE;
 }
 
+/* CLI_ADDRESS_LIBVIRT: libvirt opened the channel, or says why not. */
+static void cli_stream_channel_cb(int fd, const GError *error, gpointer user_data)
+{
+	CliStream *stream = user_data;
+
+	stream->virt_op = NULL;
+	if (fd < 0) {
+		stream->open_error = g_strdup(error->message);
+		cli_stream_fail(stream, CLI_STREAM_FAILED_OPEN, 0);
+		return;
+	}
+	stream->fd = fd;
+	cli_stream_connected(stream);
+}
+
 static void cli_stream_connect_now(CliStream *stream)
 {
 	union {
@@ -235,6 +257,12 @@ static void cli_stream_connect_now(CliStream *stream)
 	socklen_t addrlen;
 	int family = stream->address->kind == CLI_ADDRESS_VSOCK ? AF_VSOCK : AF_UNIX;
 
+	if (stream->address->kind == CLI_ADDRESS_LIBVIRT) {
+		stream->virt_op = cli_virt_open_channel(
+		    stream->address->uri, stream->address->domain, CLI_VIRT_CHANNEL,
+		    stream->context, cli_stream_channel_cb, stream);
+		return;
+	}
 	memset(&addr, 0, sizeof(addr));
 	if (family == AF_VSOCK) {
 		addr.vm.svm_family = AF_VSOCK;
@@ -292,6 +320,11 @@ CliStream *cli_stream_connect(const CliAddress *address, GMainContext *context,
 	g_source_set_callback(stream->retry_source, cli_stream_retry_cb, stream, NULL);
 	g_source_attach(stream->retry_source, stream->context);
 	return stream;
+}
+
+const char *cli_stream_get_open_error(const CliStream *stream)
+{
+	return stream->open_error;
 }
 
 gint64 cli_stream_get_peer_pid(const CliStream *stream)

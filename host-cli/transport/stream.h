@@ -26,6 +26,8 @@ typedef enum {
 	CLI_STREAM_FAILED_READ,    /* recv() failed (ECONNRESET: the peer reset it) */
 	CLI_STREAM_FAILED_WRITE,   /* send() failed (EPIPE, ECONNRESET: the peer went away) */
 	CLI_STREAM_FAILED_CLOSED,  /* end of file: the peer closed it; errsv is 0 */
+	/* libvirt could not open the channel: cli_stream_get_open_error() says why; errsv is 0 */
+	CLI_STREAM_FAILED_OPEN,
 } CliStreamFailure;
 
 typedef struct {
@@ -39,12 +41,18 @@ typedef struct {
 	void (*failed)(CliStreamFailure what, int errsv, gpointer user_data);
 } CliStreamFuncs;
 
-/* Starts connecting to address (CLI_ADDRESS_UNIX or CLI_ADDRESS_VSOCK path/cid/port). */
+/*
+ * Starts connecting to address: CLI_ADDRESS_UNIX or CLI_ADDRESS_VSOCK
+ * (path/cid/port), or CLI_ADDRESS_LIBVIRT (the domain's guestbench channel,
+ * opened by libvirt: virt.h).
+ */
 CliStream *cli_stream_connect(const CliAddress *address, GMainContext *context,
                               gsize max_message_size, const CliStreamFuncs *funcs,
                               gpointer user_data);
 /* Queues data and sends what the socket takes now; NULL (a stream already gone) is ignored. */
 void cli_stream_write(CliStream *stream, const void *data, gsize len);
+/* After CLI_STREAM_FAILED_OPEN: libvirt's reason. */
+const char *cli_stream_get_open_error(const CliStream *stream);
 /* The process behind a connected unix socket (SO_PEERCRED), 0 when unknown. */
 gint64 cli_stream_get_peer_pid(const CliStream *stream);
 /* Closes the socket; no callback fires afterwards. NULL is ignored. */

@@ -234,7 +234,7 @@ def test_disk_mem_net(g, hostport):
           r.stderr)
     # net: the agent listens in the guest, QEMU forwards 127.0.0.1:hostport to it (loopback only)
     r = cli("--format", "json", "--timeout", "120", "bench", "net", "--guest-listen", "5201",
-            "--connect", "127.0.0.1:%d" % hostport, "--direction", "both", "--seconds", "2",
+            "--host-connect", "127.0.0.1:%d" % hostport, "--direction", "both", "--seconds", "2",
             "--omit", "0", "--no-save", sock)
     res = json.loads(r.stdout)["guests"][0].get("result") if r.stdout.startswith("{") else None
     check("bench net over user-net hostfwd, both directions",

@@ -372,7 +372,7 @@ static void test_net_guest_listen(void)
 {
 	guint port = gb_test_free_port();
 	g_autofree char *listen = g_strdup_printf("127.0.0.1:%u", port);
-	g_autoptr(CliRun) run = cli_run("bench", "net", "--guest-listen", listen, "--connect",
+	g_autoptr(CliRun) run = cli_run("bench", "net", "--guest-listen", listen, "--host-connect",
 	                                listen, "--seconds", "1", "--omit", "0", "--direction",
 	                                "both", "--format", "json", "--no-save", sock, NULL);
 

@@ -21,10 +21,9 @@
  */
 
 static char *tmpdir;
-static char *qga_sock;        /* a qemu-ga with everything enabled */
-static char *agent_sock;      /* the agent on its own socket */
-static GPtrArray *procs;      /* GSubprocess, stopped at the end */
-static char *cli_path_prefix; /* put in front of PATH for the CLI (a fake virsh) */
+static char *qga_sock;   /* a qemu-ga with everything enabled */
+static char *agent_sock; /* the agent on its own socket */
+static GPtrArray *procs; /* GSubprocess, stopped at the end */
 
 /* The children die with us even when an assertion aborts the test. */
 static void child_setup(gpointer user_data)
@@ -127,10 +126,6 @@ static CliRun *cli_run(const char *first, ...)
 	g_ptr_array_add(argv, NULL);
 	launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE |
 	                                     G_SUBPROCESS_FLAGS_STDERR_PIPE);
-	if (cli_path_prefix != NULL) {
-		g_autofree char *path = g_strdup_printf("%s:%s", cli_path_prefix, g_getenv("PATH"));
-		g_subprocess_launcher_setenv(launcher, "PATH", path, TRUE);
-	}
 	proc = g_subprocess_launcher_spawnv(launcher, (const char *const *)argv->pdata, &error);
 	g_assert_no_error(error);
 	g_subprocess_communicate_utf8(proc, NULL, NULL, &run->out, &run->err, &error);
@@ -332,8 +327,8 @@ static void test_qga_bench_net(void)
 	JsonObject *result;
 
 	guest_listens =
-	    cli_run("bench", "net", "--guest-listen", addr, "--connect", addr, "--seconds", "1",
-	            "--omit", "0", "--direction", "both", "--no-save", "--format", "json",
+	    cli_run("bench", "net", "--guest-listen", addr, "--host-connect", addr, "--seconds",
+	            "1", "--omit", "0", "--direction", "both", "--no-save", "--format", "json",
 	            "--qga-agent", g_getenv("GB_AGENT"), target, NULL);
 	if (guest_listens->status != 0)
 		g_error("guest-listen through qga: exit %d: %s", guest_listens->status,
@@ -667,149 +662,6 @@ static void test_qga_oneshot_bench(void)
 	g_assert_cmpfloat((g_get_monotonic_time() - start) / 1e6, <, 10.0);
 }
 
-/* A virsh that does what "virsh qemu-agent-command DOMAIN JSON" does, against a qemu-ga socket. */
-static const char fake_virsh[] =
-    "#!/usr/bin/env python3\n"
-    "import json, os, socket, sys\n"
-    "if len(sys.argv) != 4 or sys.argv[1] != 'qemu-agent-command':\n"
-    "    sys.exit('error: fake virsh: unexpected arguments %r' % sys.argv[1:])\n"
-    "with open(os.environ['FAKE_VIRSH_LOG'], 'a') as log:\n"
-    "    log.write('%s %s\\n' % (sys.argv[2], json.loads(sys.argv[3])['execute']))\n"
-    "s = socket.socket(socket.AF_UNIX)\n"
-    "s.connect(os.environ['FAKE_QGA_SOCK'])\n"
-    "f = s.makefile('rb')\n"
-    "s.sendall(b'\\xff{\"execute\": \"guest-sync-delimited\", \"arguments\": {\"id\": 4242}}\\n')\n"
-    "while True:\n"
-    "    line = f.readline()\n"
-    "    if not line:\n"
-    "        sys.exit('error: agent closed the connection')\n"
-    "    if json.loads(line.lstrip(b'\\xff')).get('return') == 4242:\n"
-    "        break\n"
-    "s.sendall(sys.argv[3].encode() + b'\\n')\n"
-    "reply = json.loads(f.readline())\n"
-    "if 'error' in reply:\n"
-    "    sys.exit(\"error: internal error: unable to execute QEMU agent command '%s': %s\" %\n"
-    "             (json.loads(sys.argv[3])['execute'], reply['error']['desc']))\n"
-    "print(json.dumps(reply))\n";
-
-/* libvirt:DOMAIN with only qemu-ga's channel (vm2.xml): through virsh qemu-agent-command. */
-static void test_qga_libvirt_virsh(void)
-{
-	g_autofree char *bindir = g_build_filename(tmpdir, "bin", NULL);
-	g_autofree char *virsh = g_build_filename(bindir, "virsh", NULL);
-	g_autofree char *libvirt_dir = g_build_filename(tmpdir, "libvirt", NULL);
-	g_autofree char *xml_src =
-	    g_build_filename(g_getenv("GB_TEST_DATA"), "libvirt", "vm2.xml", NULL);
-	g_autofree char *xml_dst = g_build_filename(libvirt_dir, "vm2.xml", NULL);
-	g_autofree char *log = g_build_filename(tmpdir, "virsh.log", NULL);
-	g_autofree char *xml = NULL;
-	g_autofree char *calls = NULL;
-	g_autoptr(CliRun) no_virsh = NULL;
-	g_autoptr(CliRun) run = NULL;
-	g_autoptr(CliRun) missing = NULL;
-	JsonObject *result;
-
-	g_assert_cmpint(g_mkdir(bindir, 0755), ==, 0);
-	g_assert_cmpint(g_mkdir(libvirt_dir, 0755), ==, 0);
-	/* the system's python when there is one: a version manager's shim on PATH can take
-	 * seconds per start, longer than Ctrl-C's grace for the virsh that signals the agent */
-	if (g_file_test("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE)) {
-		g_autofree char *text =
-		    g_strconcat("#!/usr/bin/python3\n", strchr(fake_virsh, '\n') + 1, NULL);
-		g_assert_true(g_file_set_contents(virsh, text, -1, NULL));
-	} else {
-		g_assert_true(g_file_set_contents(virsh, fake_virsh, -1, NULL));
-	}
-	g_assert_cmpint(g_chmod(virsh, 0755), ==, 0);
-	g_assert_true(g_file_get_contents(xml_src, &xml, NULL, NULL));
-	g_assert_true(g_file_set_contents(xml_dst, xml, -1, NULL));
-	g_setenv("FAKE_QGA_SOCK", qga_sock, TRUE);
-	g_setenv("FAKE_VIRSH_LOG", log, TRUE);
-
-	/* no virsh on PATH: the guest's own error says what is missing */
-	if (g_find_program_in_path("virsh") == NULL) {
-		no_virsh = cli_run("facts", "--format", "json", "--libvirt-dir", libvirt_dir,
-		                   "libvirt:vm2", NULL);
-		assert_guest_error(no_virsh, "error", "needs virsh");
-	}
-
-	cli_path_prefix = bindir;
-	run = cli_run("facts", "--format", "json", "--libvirt-dir", libvirt_dir, "--qga-agent",
-	              g_getenv("GB_AGENT"), "libvirt:vm2", NULL);
-	missing = cli_run("facts", "--format", "json", "--libvirt-dir", libvirt_dir, "--qga-agent",
-	                  "/nonexistent/agent", "libvirt:vm2", NULL);
-	cli_path_prefix = NULL;
-	g_assert_cmpint(run->status, ==, 0);
-	result = guest_result(run, 0);
-	g_assert_true(gb_json_has(result, "cpu"));
-	assert_guest_error(missing, "error", "not installed in the guest at /nonexistent/agent");
-	/* it really went through virsh: guest-info, guest-exec, guest-exec-status */
-	g_assert_true(g_file_get_contents(log, &calls, NULL, NULL));
-	g_assert_nonnull(strstr(calls, "vm2 guest-info\nvm2 guest-exec\nvm2 guest-exec-status\n"));
-}
-
-/*
- * Ctrl-C through virsh (the libvirt:vm2 of the test above): the signal for the
- * one-shot agent goes in a virsh of its own, beside the one polling.
- */
-static void test_qga_libvirt_interrupt(void)
-{
-	g_autofree char *bindir = g_build_filename(tmpdir, "bin", NULL);
-	g_autofree char *libvirt_dir = g_build_filename(tmpdir, "libvirt", NULL);
-	g_autofree char *path = g_strdup_printf("%s:%s", bindir, g_getenv("PATH"));
-	const char *argv[] = { g_getenv("GB_CLI"),
-		               "bench",
-		               "aes",
-		               "--seconds",
-		               "21.25",
-		               "--sizes",
-		               "16",
-		               "--no-save",
-		               "--format",
-		               "json",
-		               "--libvirt-dir",
-		               libvirt_dir,
-		               "--qga-agent",
-		               g_getenv("GB_AGENT"),
-		               "libvirt:vm2",
-		               NULL };
-	g_autoptr(GSubprocessLauncher) launcher =
-	    g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE);
-	g_autoptr(GSubprocess) proc = NULL;
-	g_autoptr(GError) error = NULL;
-	g_autofree char *out = NULL;
-	g_autoptr(JsonNode) doc = NULL;
-	CliRun run = { 0 };
-	gint64 pid = 0;
-
-	if (!g_file_test(libvirt_dir, G_FILE_TEST_IS_DIR)) {
-		g_test_skip("needs the fake virsh of /qga/libvirt-virsh");
-		return;
-	}
-	g_subprocess_launcher_setenv(launcher, "PATH", path, TRUE);
-	proc = g_subprocess_launcher_spawnv(launcher, argv, &error);
-	g_assert_no_error(error);
-	for (guint i = 0; i < 1000 && pid == 0; i++) {
-		pid = find_oneshot("21.25");
-		if (pid == 0)
-			g_usleep(10 * 1000);
-	}
-	g_assert_cmpint(pid, >, 0);
-	g_usleep(300 * 1000); /* the job is running, and the CLI knows its pid */
-	g_subprocess_send_signal(proc, SIGINT);
-	g_subprocess_communicate_utf8(proc, NULL, NULL, &out, NULL, &error);
-	g_assert_no_error(error);
-	g_assert_true(g_subprocess_get_if_exited(proc));
-	g_assert_cmpint(g_subprocess_get_exit_status(proc), ==, 130);
-	run.out = out;
-	run.doc = doc = gb_json_parse(out, strlen(out), NULL);
-	run.status = 3;
-	g_assert_cmpstr(guest_string(&run, 0, "error"), ==, "cancelled");
-	for (guint i = 0; i < 500 && find_oneshot("21.25") == pid; i++)
-		g_usleep(10 * 1000);
-	g_assert_cmpint(find_oneshot("21.25"), ==, 0);
-}
-
 static void test_qga_inventory(void)
 {
 	g_autofree char *inv = g_build_filename(tmpdir, "fleet.ini", NULL);
@@ -904,8 +756,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/qga/bench-never-exits", test_qga_bench_never_exits);
 	g_test_add_func("/qga/dead-socket", test_qga_dead_socket);
 	g_test_add_func("/qga/inventory", test_qga_inventory);
-	g_test_add_func("/qga/libvirt-virsh", test_qga_libvirt_virsh);
-	g_test_add_func("/qga/libvirt-interrupt", test_qga_libvirt_interrupt);
 	g_test_add_func("/qga/oneshot-bench", test_qga_oneshot_bench);
 	rc = g_test_run();
 

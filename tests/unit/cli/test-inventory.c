@@ -91,12 +91,12 @@ static void test_inventory_bad_files(void)
 		const char *file;
 		const char *message; /* after "PATH" */
 	} cases[] = {
-		{ "bad-unknown-key.ini",
-		  ":3: unknown key 'tag' in [guest a] (expected target, tags, qmp or agent_path)" },
+		{ "bad-unknown-key.ini", ":3: unknown key 'tag' in [guest a] (expected target, "
+		                         "tags, qmp, agent_path or connect)" },
 		{ "bad-dup-name.ini", ":6: duplicate guest 'a' (first at line 1)" },
 		{ "bad-scheme.ini",
 		  ":3: [guest b]: invalid target 'http://b': unknown scheme 'http:'" },
-		{ "bad-group.ini", ":3: group [general] is not [guest NAME]" },
+		{ "bad-group.ini", ":3: group [general] is not [guest NAME] or [hypervisor NAME]" },
 		{ "bad-nested.ini",
 		  ":1: [guest a]: target '@other.ini' is an inventory: an inventory cannot include "
 		  "another" },
@@ -122,8 +122,8 @@ static void test_inventory_bad_text(void)
 		const char *text;
 		const char *message;
 	} cases[] = {
-		{ "", "x.ini: no [guest NAME] groups" },
-		{ "# only a comment\n", "x.ini: no [guest NAME] groups" },
+		{ "", "x.ini: no [guest NAME] or [hypervisor NAME] groups" },
+		{ "# only a comment\n", "x.ini: no [guest NAME] or [hypervisor NAME] groups" },
 		{ "target=/a\n", "x.ini:1: key 'target' before the first [guest NAME] group" },
 		{ "[guest a]\ntarget=/a\ntarget=/b\n",
 		  "x.ini:3: key 'target' given twice in [guest a] (first at line 2)" },
@@ -131,10 +131,14 @@ static void test_inventory_bad_text(void)
 		  "x.ini:2: not a [guest NAME] group, a key=value or a # comment" },
 		{ "[guest a\ntarget=/a\n",
 		  "x.ini:1: group header '[guest a' does not end with ']'" },
-		{ "[guest ]\ntarget=/a\n", "x.ini:1: group [guest ] is not [guest NAME]" },
-		{ "[guest]\ntarget=/a\n", "x.ini:1: group [guest] is not [guest NAME]" },
-		{ "[guestx]\ntarget=/a\n", "x.ini:1: group [guestx] is not [guest NAME]" },
-		{ "[guest a]b]\ntarget=/a\n", "x.ini:1: group [guest a]b] is not [guest NAME]" },
+		{ "[guest ]\ntarget=/a\n",
+		  "x.ini:1: group [guest ] is not [guest NAME] or [hypervisor NAME]" },
+		{ "[guest]\ntarget=/a\n",
+		  "x.ini:1: group [guest] is not [guest NAME] or [hypervisor NAME]" },
+		{ "[guestx]\ntarget=/a\n",
+		  "x.ini:1: group [guestx] is not [guest NAME] or [hypervisor NAME]" },
+		{ "[guest a]b]\ntarget=/a\n",
+		  "x.ini:1: group [guest a]b] is not [guest NAME] or [hypervisor NAME]" },
 		{ "[guest a]\ntarget[de]=/a\n", "x.ini:2: unknown key 'target[de]'" },
 		{ "[guest a]\ntarget=\n", "x.ini:1: [guest a]: invalid target '': empty" },
 		{ "[guest a]\ntarget=unix:\n",
@@ -154,6 +158,23 @@ static void test_inventory_bad_text(void)
 		  "x.ini:1: [guest a]: agent_path 'bin/agent' is not an absolute path" },
 		{ "[guest a]\ntarget=/a\nqmp=\n", "x.ini:1: [guest a]: empty qmp=" },
 		{ "[guest a]\ntarget=/a\n[guest b]\ntarget=/b\xff\n", "x.ini:4: not valid UTF-8" },
+		/* connect= and [hypervisor NAME] */
+		{ "[guest a]\ntarget=/a\nconnect=qemu:///system\n",
+		  "x.ini:1: [guest a]: connect= is for target=libvirt:DOMAIN, not '/a'" },
+		{ "[guest a]\ntarget=libvirt:a\nconnect=\n",
+		  "x.ini:1: [guest a]: connect= must be one libvirt URI" },
+		{ "[guest a]\ntarget=libvirt:a\nconnect=qemu:///system qemu:///session\n",
+		  "x.ini:1: [guest a]: connect= must be one libvirt URI" },
+		{ "[hypervisor h]\ntags=x\n", "x.ini:1: [hypervisor h]: no connect=" },
+		{ "[hypervisor h]\nconnect=test:///default\ntarget=/a\n",
+		  "x.ini:3: unknown key 'target' in [hypervisor h] (expected connect or tags)" },
+		{ "[hypervisor h]\nconnect=test:///default\n[hypervisor "
+		  "h]\nconnect=test:///default\n",
+		  "x.ini:3: duplicate hypervisor 'h' (first at line 1)" },
+		{ "[hypervisor ]\nconnect=test:///default\n",
+		  "x.ini:1: group [hypervisor ] is not [guest NAME] or [hypervisor NAME]" },
+		{ "[hypervisor h]\nconnect=test:///default\ntags=a b\n",
+		  "x.ini:1: [hypervisor h]: tag 'a b' contains" },
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {

@@ -269,7 +269,7 @@ static void test_key(void)
 	g_assert_cmpstr(key_vsock, ==, "vsock:42:5000");
 
 	g_setenv("LIBVIRT_DEFAULT_URI", "qemu:///system", TRUE);
-	address = (CliAddress){ .kind = CLI_ADDRESS_QGA_DOMAIN, .qga_domain = "web1" };
+	address = (CliAddress){ .kind = CLI_ADDRESS_QGA_DOMAIN, .domain = "web1" };
 	key_domain = cli_lock_key_for_address(&address);
 	g_assert_cmpstr(key_domain, ==, "libvirt-qga:qemu:///system:web1");
 	g_unsetenv("LIBVIRT_DEFAULT_URI");

@@ -80,7 +80,7 @@ static void test_target_address(void)
 	g_assert_cmpint(address.kind, ==, CLI_ADDRESS_UNIX);
 	g_assert_true(address.path == unix_target->path);
 	g_assert_cmpstr(address.text, ==, "unix:/run/a.sock");
-	g_assert_null(address.qga_domain);
+	g_assert_null(address.domain);
 	g_assert_null(address.agent_path);
 
 	cli_target_get_address(vsock, &address);
@@ -102,10 +102,10 @@ static void test_target_address(void)
 
 	/* libvirt:DOMAIN with only qemu-ga's channel, as cli_target_parse_full() leaves it */
 	g_clear_pointer(&domain->path, g_free);
-	domain->qga_domain = g_strdup("vm2");
+	domain->domain = g_strdup("vm2");
 	cli_target_get_address(domain, &address);
 	g_assert_cmpint(address.kind, ==, CLI_ADDRESS_QGA_DOMAIN);
-	g_assert_cmpstr(address.qga_domain, ==, "vm2");
+	g_assert_cmpstr(address.domain, ==, "vm2");
 	g_assert_null(address.path);
 }
 
