@@ -178,6 +178,13 @@ def stop_procs(procs):
             p.wait()
 
 
+def daemon_env():
+    """A daemon's environment: none of the test run's (G_DEBUG=fatal-criticals,
+    MALLOC_PERTURB_, sanitizer options) reaches libvirtd, D-Bus or polkitd."""
+    return {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "LANG": "C.UTF-8"}
+
+
 def tail(path, n=2000):
     try:
         with open(path, errors="replace") as f:
@@ -218,7 +225,7 @@ class Libvirtd:
         for name, argv in (("virtlogd", [VIRTLOGD]), ("libvirtd", [LIBVIRTD])):
             log = open(os.path.join(self.logdir, name + ".log"), "w")
             self.procs.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
-                                               stderr=subprocess.STDOUT))
+                                               stderr=subprocess.STDOUT, env=daemon_env()))
             log.close()
         self.started = True
         libvirtd = self.procs[1]
@@ -309,7 +316,7 @@ class SystemBus:
     def spawn(self, name, argv):
         log = open(os.path.join(self.logdir, name + ".log"), "w")
         self.procs.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
-                                           stderr=subprocess.STDOUT))
+                                           stderr=subprocess.STDOUT, env=daemon_env()))
         log.close()
 
     def close(self):
@@ -594,7 +601,12 @@ class VirtLab:
         self.image = os.path.join(self.tmp, "image")
         os.makedirs(self.image)
         for f in ("vmlinuz", "initrd.img"):
-            shutil.copy(os.path.join(image_dir, f), self.image)
+            try:
+                shutil.copy(os.path.join(image_dir, f), self.image)
+            except OSError as e:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+                raise RuntimeError("virtlab: no guest image in %s (fleet.build_image() makes "
+                                   "it): %s" % (image_dir, e)) from None
         self.sockdir = os.path.join(self.tmp, "sockets")
         os.makedirs(self.sockdir)
         self.logdir = os.path.join(self.tmp, "logs")
@@ -659,7 +671,7 @@ class VirtLab:
                 d.wait_agent(timeout)
             except Exception as e:  # noqa: BLE001
                 errors[d.name] = str(e)
-        threads = [threading.Thread(target=one, args=(d,)) for d in doms]
+        threads = [threading.Thread(target=one, args=(d,), daemon=True) for d in doms]
         for t in threads:
             t.start()
         for t in threads:
