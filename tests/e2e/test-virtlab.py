@@ -82,6 +82,9 @@ def cases(lab):
           d["qga"].channel_path() is None and
           d["qga"].channel_path(virtlab.QGA_CHANNEL) is not None)
 
+    check("bind: libvirt's own qemu-ga link answers too", d["bind"].qga_ping(10) is None,
+          d["bind"].qga_ping(10))
+
     odd = lab.odd
     check("odd name: libvirt keeps %r and the guest answers" % odd.name,
           odd.name in listed and odd.ping() is None, odd.ping())
@@ -107,6 +110,12 @@ def cases(lab):
     check("remote: qemu-agent-command through qemu+ssh",
           p.returncode == 0 and "return" in p.stdout, (p.stdout, p.stderr))
 
+    t0 = time.monotonic()
+    p = lab.virsh("list", "--all", "--name", uri=lab.remote.dead_uri, timeout=60)
+    took = time.monotonic() - t0
+    check("remote: the dead URI fails, quickly (%.1f s)" % took,
+          p.returncode not in (0, None) and took < 30, (p.returncode, p.stderr))
+
     # the non-root user through polkit
     user = lab.user.name
     p = lab.virsh("list", "--all", "--name", user=user)
@@ -115,8 +124,22 @@ def cases(lab):
     else:
         check("non-root: %s (libvirt group) lists the domains" % user,
               p.returncode == 0 and names <= set(p.stdout.splitlines()), (p.stdout, p.stderr))
-    p = virtlab.run(["runuser", "-u", user, "--", "id", "-u"])
-    check("non-root: it really is not root", p.stdout.strip() not in ("", "0"), p.stdout)
+    p = lab.user.run(["sh", "-c", 'id -u; echo "$HOME"; touch "$HOME/w"'])
+    check("non-root: user.run runs as that user, in its own writable home",
+          p.returncode == 0 and p.stdout.split() == [str(lab.user.uid), lab.user.home],
+          (p.returncode, p.stdout, p.stderr))
+
+    # libvirtd restarted: the domains keep running, libvirt's agent link comes back
+    lab.libvirtd.restart()
+    check("restart: every domain is as it was after libvirtd restarted",
+          {x.name: x.state() for x in lab.all_domains()} == want)
+    err = None
+    for _ in range(20):
+        err = d["qga"].qga_ping(5)
+        if err is None:
+            break
+        time.sleep(1)
+    check("restart: virsh qemu-agent-command answers again", err is None, err)
 
 
 def main():

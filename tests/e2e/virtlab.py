@@ -20,8 +20,12 @@ Libvirtd(logdir)
     and libvirtd (system mode, in the foreground, children of this process)
     and waits (bounded) until `virsh -c qemu:///system version` works; when
     one already runs (systemd, CI), uses it and close() stops nothing.
+    restart(): libvirtd again (the domains keep running): by PID when started
+    here, `systemctl restart` under systemd; waits until it answers.
     close(): SIGTERM then SIGKILL by PID to what start() started, and removes
-    the run directories it made. `started` says whether it started them.
+    what that libvirtd wrote (state, caches, /run/libvirt) unless a domain of
+    someone else's appeared meanwhile (then it stays running for them).
+    `started` says whether it started them.
 
 SystemBus(logdir)
     start(): the system D-Bus and polkitd, each only if not already running
@@ -40,9 +44,10 @@ Domain(lab, kind, name)
               /usr/bin/guestbench-agent is in the guest for guest-exec
       "off"   defined, never started
     Methods: define(), start(), state() ("running", "shut off", ...),
-    channel_path(), wait_agent(timeout) (guest-sync-delimited + guest-ping
-    over the channel; for "qga" `virsh qemu-agent-command` guest-ping),
-    destroy(), undefine(). Names are PREFIX + kind; PREFIX is per run
+    live_xml(), channel_path(name), ping() (guest-sync-delimited + guest-ping
+    over the guestbench channel, and `virsh qemu-agent-command` guest-ping
+    where the kind has qemu-ga; None or the error), qga_ping(uri=),
+    wait_agent(timeout), destroy(), undefine(). Names are PREFIX + kind; PREFIX is per run
     ("gbvl-PID-") so that no domain of the machine's own is ever touched.
     ODD_NAME is a further domain (kind "auto" unless VirtLab(odd_kind=...))
     whose name has a space, a quote and non-ASCII characters.
@@ -54,15 +59,21 @@ Remote(lab)
     and known_hosts made for this run, an ssh wrapper that adds its own
     ssh_config (BatchMode: nothing ever prompts). The sshd sees this machine's
     /run/libvirt, so the remote side (virt-ssh-helper) talks to the lab's
-    libvirtd. `uri` is the URI, `ssh_config` the config file.
+    libvirtd. `uri` is the URI, `dead_uri` the same host on a port where
+    nothing listens (a hypervisor that is down), `ssh` the wrapper,
+    `ssh_config` its config file, `key` the private key (root's only).
 
 User(lab)
-    A throw-away user gbvirt-PID in the libvirt group (userdel at close()).
+    A throw-away user gbvirt-PID in the libvirt group with a home in the lab's
+    directory; run(argv, env=) runs argv as that user with a clean
+    environment. close() kills its processes by PID and removes it.
 
 VirtLab(image_dir, kinds=KINDS, odd_kind="auto", remote=True, user=True)
     up() starts all of the above, defines every domain, starts the running
     kinds together and waits until each answers (bounded by BOOT_TIMEOUT);
-    `timings` has how long each phase took. virsh(*args, uri=, user=,
+    `timings` has how long each phase took; `polkit_note` says why non-root
+    access cannot work (a machine's libvirtd that predates the system bus
+    started here), else None. virsh(*args, uri=, user=,
     timeout=) runs virsh. run_hidden(argv, **kw) runs argv in a mount
     namespace of its own with tmpfs over /run/libvirt and
     /var/lib/libvirt/qemu: the local hypervisor's files are invisible there.
@@ -79,6 +90,7 @@ import os
 import pwd
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -244,6 +256,29 @@ class Libvirtd:
             self.procs = []
             self.made = []
         self.initial = set(self.domain_names())
+
+    def restart(self, timeout=DAEMON_TIMEOUT):
+        """Restarts libvirtd (running domains keep running): the one started here
+        by PID, the machine's through systemctl; waits until it answers again."""
+        if self.started:
+            old = self.procs[1]
+            old.terminate()
+            try:
+                old.wait(15)
+            except subprocess.TimeoutExpired:
+                old.kill()
+                old.wait()
+            log = open(os.path.join(self.logdir, "libvirtd.log"), "a")
+            self.procs[1] = subprocess.Popen([LIBVIRTD], stdin=subprocess.DEVNULL, stdout=log,
+                                             stderr=subprocess.STDOUT, env=daemon_env())
+            log.close()
+        elif os.path.isdir("/run/systemd/system"):
+            must(["systemctl", "restart", "libvirtd.service"], timeout=timeout)
+        else:
+            raise RuntimeError("virtlab: cannot restart a libvirtd that it did not start "
+                               "and that systemd does not run")
+        wait_for("libvirtd answering again", self.answers, timeout, 0.2,
+                 lambda: ": " + tail(os.path.join(self.logdir, "libvirtd.log")))
 
     def domain_names(self):
         return [n for n in virsh("list", "--all", "--name", timeout=15).stdout.splitlines()
@@ -421,16 +456,27 @@ class Domain:
                 return s.get("path")
         return None
 
-    def ping(self, timeout=5):
-        """One guest-sync-delimited + guest-ping through the channel (or for
-        "qga", virsh qemu-agent-command); returns None or the error."""
+    def qga_ping(self, timeout=5, uri=URI):
+        """guest-ping through libvirt's own qemu-ga link (virsh qemu-agent-command);
+        returns None or the error."""
+        p = virsh("qemu-agent-command", self.name, '{"execute":"guest-ping"}',
+                  "--timeout", str(timeout), uri=uri, timeout=timeout + 30)
         try:
-            if self.kind == "qga":
-                p = virsh("qemu-agent-command", self.name, '{"execute":"guest-ping"}',
-                          "--timeout", str(timeout), timeout=timeout + 10)
-                if p.returncode == 0 and json.loads(p.stdout).get("return") == {}:
-                    return None
-                return "qemu-agent-command: %s" % (p.stderr or p.stdout).strip()
+            if p.returncode == 0 and json.loads(p.stdout).get("return") == {}:
+                return None
+        except ValueError:
+            pass
+        return "qemu-agent-command: %s" % (p.stderr or p.stdout).strip()
+
+    def ping(self, timeout=5):
+        """One guest-sync-delimited + guest-ping through the guestbench channel,
+        and guest-ping through libvirt's qemu-ga link where the kind has one;
+        returns None or the error."""
+        if self.kind in ("bind", "qga"):
+            err = self.qga_ping(timeout)
+            if err or self.kind == "qga":
+                return err
+        try:
             path = self.sock or self.channel_path()
             if not path:
                 return "no %s channel path in the live XML" % GUESTBENCH_CHANNEL
@@ -564,6 +610,12 @@ class Remote:
         self.addr, self.port, self.key, self.ssh = addr, port, key, wrapper
         self.uri = ("qemu+ssh://root@%s:%d/system?keyfile=%s&no_tty=1&command=%s"
                     % (addr, port, key, wrapper))
+        # the same host on a port where nothing listens: a hypervisor that is down
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            dead = s.getsockname()[1]
+        self.dead_uri = ("qemu+ssh://root@%s:%d/system?keyfile=%s&no_tty=1&command=%s"
+                         % (addr, dead if dead != port else dead + 1, key, wrapper))
 
     def close(self):
         if self.net:
@@ -574,19 +626,50 @@ class Remote:
 # ---- the non-root user --------------------------------------------------------------------
 
 class User:
+    """gbvirt-PID, in the libvirt group, with a home in the lab's directory."""
+
     def __init__(self, lab):
         self.name = "gbvirt-%d" % PID
+        self.home = os.path.join(lab.tmp, "home-user")
         self.made = False
+        self.uid = None
 
     def start(self):
-        must(["useradd", "-M", "-N", "-d", "/nonexistent", "-s", "/bin/sh", "-G", "libvirt",
+        must(["useradd", "-M", "-N", "-d", self.home, "-s", "/bin/sh", "-G", "libvirt",
               self.name])
         self.made = True
-        self.uid = pwd.getpwnam(self.name).pw_uid
+        pw = pwd.getpwnam(self.name)
+        self.uid = pw.pw_uid
+        os.makedirs(self.home, mode=0o700, exist_ok=True)
+        os.chown(self.home, pw.pw_uid, pw.pw_gid)
+
+    def run(self, argv, env=None, **kw):
+        """argv as this user (runuser), with HOME and nothing of root's
+        environment but PATH, LANG and ENV."""
+        e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+             "HOME": self.home, "USER": self.name, "LOGNAME": self.name}
+        e.update(env or {})
+        return run(["runuser", "-u", self.name, "--", "env", "-i"] +
+                   ["%s=%s" % kv for kv in e.items()] + list(argv), **kw)
+
+    def pids(self):
+        found = []
+        for d in os.listdir("/proc"):
+            try:
+                if d.isdigit() and os.stat("/proc/" + d).st_uid == self.uid:
+                    found.append(int(d))
+            except OSError:
+                pass
+        return found
 
     def close(self):
         if self.made:
-            run(["pkill", "-KILL", "-U", str(self.uid)], timeout=10)
+            # what this run's user still runs, by PID (the user exists only for this run)
+            for pid in self.pids():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             run(["userdel", self.name], timeout=30)
             self.made = False
 
