@@ -205,6 +205,24 @@ def tail(path, n=2000):
         return "(no %s)" % path
 
 
+def in_parallel(fn, doms):
+    """fn(d) for every domain at once (threads); raises with every domain's error."""
+    errors = {}
+
+    def one(d):
+        try:
+            fn(d)
+        except Exception as e:  # noqa: BLE001 - collected, raised below
+            errors[d.name] = str(e)
+    threads = [threading.Thread(target=one, args=(d,), daemon=True) for d in doms]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise RuntimeError("; ".join("%s: %s" % kv for kv in errors.items()))
+
+
 # ---- daemons ------------------------------------------------------------------------------
 
 def state_files():
@@ -222,6 +240,7 @@ class Libvirtd:
         self.procs = []
         self.before = set()
         self.initial = set()
+        self.kept = False  # left running at close() for someone else's domains
         self.started = False
         self.made = []  # directories this run created (removed at close)
 
@@ -293,6 +312,7 @@ class Libvirtd:
             # defined meanwhile by someone else (another lab run): this libvirtd stays
             # up for them, and the next run uses it
             print("# virtlab: libvirtd left running for %s" % ", ".join(others))
+            self.kept = True
             return
         stop_procs(self.procs)
         self.procs = []
@@ -738,7 +758,7 @@ class VirtLab:
                                 "ran (restart it with the bus running)")
         self._phase("define", lambda: [d.define() for d in self.all_domains()])
         running = [d for d in self.all_domains() if d.kind != "off"]
-        self._phase("start", lambda: [d.start() for d in running])
+        self._phase("start", lambda: in_parallel(Domain.start, running))
         if self.remote:
             self._phase("remote", self.remote.start)
         if self.user:
@@ -747,20 +767,7 @@ class VirtLab:
         self.timings["total"] = time.monotonic() - t0
 
     def wait_agents(self, doms, timeout=BOOT_TIMEOUT):
-        errors = {}
-
-        def one(d):
-            try:
-                d.wait_agent(timeout)
-            except Exception as e:  # noqa: BLE001
-                errors[d.name] = str(e)
-        threads = [threading.Thread(target=one, args=(d,), daemon=True) for d in doms]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            raise RuntimeError("; ".join("%s: %s" % kv for kv in errors.items()))
+        in_parallel(lambda d: d.wait_agent(timeout), doms)
 
     def virsh(self, *args, uri=URI, user=None, timeout=60):
         return virsh(*args, uri=uri, user=user, timeout=timeout)
@@ -806,8 +813,9 @@ class VirtLab:
                 left.append("user " + self.user.name)
             except KeyError:
                 pass
-        left += ["process %d" % p.pid for p in self.libvirtd.procs + (
-            self.bus.procs if self.bus else []) if p.poll() is None]
+        procs = [] if self.libvirtd.kept else self.libvirtd.procs
+        left += ["process %d" % p.pid for p in procs + (self.bus.procs if self.bus else [])
+                 if p.poll() is None]
         if self.libvirtd.started and not self.libvirtd.procs:
             left += sorted(state_files() - self.libvirtd.before)[:10]
         ns = run(["ip", "netns", "list"], timeout=10).stdout
