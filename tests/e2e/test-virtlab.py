@@ -110,6 +110,15 @@ def cases(lab):
     check("remote: qemu-agent-command through qemu+ssh",
           p.returncode == 0 and "return" in p.stdout, (p.stdout, p.stderr))
 
+    # a domain of a lab run killed before its cleanup: swept, ours kept
+    dead = next(n for n in range(4000000, 3000000, -1) if not os.path.exists("/proc/%d" % n))
+    stale = virtlab.Domain(lab, "off", name="gbvl-%d-stale" % dead)
+    stale.define()
+    swept = virtlab.sweep_stale()
+    after = set(lab.virsh("list", "--all", "--name").stdout.splitlines())
+    check("sweep: a dead run's domain is removed, this run's are kept",
+          swept == [stale.name] and stale.name not in after and names <= after, (swept, after))
+
     t0 = time.monotonic()
     p = lab.virsh("list", "--all", "--name", uri=lab.remote.dead_uri, timeout=60)
     took = time.monotonic() - t0

@@ -69,7 +69,8 @@ User(lab)
     environment. close() kills its processes by PID and removes it.
 
 VirtLab(image_dir, kinds=KINDS, odd_kind="auto", remote=True, user=True)
-    up() starts all of the above, defines every domain, starts the running
+    up() starts all of the above, removes the domains of earlier runs that
+    were killed before their cleanup (`swept`), defines every domain, starts the running
     kinds together and waits until each answers (bounded by BOOT_TIMEOUT);
     `timings` has how long each phase took; `polkit_note` says why non-root
     access cannot work (a machine's libvirtd that predates the system bus
@@ -694,6 +695,22 @@ class User:
             self.made = False
 
 
+def sweep_stale():
+    """Destroys and undefines domains of lab runs whose process is gone (killed
+    before its cleanup ran): names gbvl-PID-* of a PID that does not exist.
+    Returns their names."""
+    import re
+    swept = []
+    for n in virsh("list", "--all", "--name", timeout=15).stdout.splitlines():
+        m = re.match(r"gbvl-(\d+)-", n)
+        if not m or os.path.exists("/proc/" + m.group(1)):
+            continue
+        virsh("destroy", n, timeout=60)
+        virsh("undefine", n, "--nvram", timeout=60)
+        swept.append(n)
+    return swept
+
+
 # ---- the lab ------------------------------------------------------------------------------
 
 class VirtLab:
@@ -726,6 +743,7 @@ class VirtLab:
         self.domains = {k: Domain(self, k) for k in kinds}
         self.odd = Domain(self, odd_kind, ODD_NAME) if odd_kind else None
         self.timings = {}
+        self.swept = []
         self.polkit_note = None  # why non-root access cannot work here, if it cannot
         self.closed = False
         atexit.register(self.close)
@@ -751,6 +769,7 @@ class VirtLab:
             # before libvirtd, which asks polkit over the system bus
             self._phase("dbus+polkit", self.bus.start)
         self._phase("libvirtd", self.libvirtd.start)
+        self.swept = sweep_stale()
         if self.bus and self.bus.procs and not self.libvirtd.started:
             # libvirtd keeps the failure of its first system bus connection: one that
             # ran before this bus existed never asks polkit
