@@ -47,6 +47,24 @@ GUESTS = {
 }
 
 
+def build_image(work, binaries):
+    """Builds (or reuses) the guest's kernel and initramfs in WORK/image with the
+    given binaries in it; the kernel package is cached in WORK/cache."""
+    image = os.path.join(work, "image")
+    here = os.path.dirname(os.path.abspath(__file__))
+    subprocess.run([os.path.join(here, "build-guest.sh"), os.path.join(work, "cache"), image]
+                   + list(binaries), check=True)
+    return image
+
+
+def make_scratch(img, mb):
+    """An ext4 image of MB MiB labelled gbscratch: guest-init mounts it as the
+    agent's scratch directory."""
+    with open(img, "wb") as f:
+        f.truncate(mb << 20)
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "gbscratch", img], check=True)
+
+
 class Guest:
     def __init__(self, name, workdir, image_dir, config, run="agent", hostfwd=None,
                  scratch_mb=160, append="", accel="tcg"):
@@ -69,9 +87,7 @@ class Guest:
     def command(self):
         c = self.config
         img = os.path.join(self.dir, "scratch.img")
-        with open(img, "wb") as f:
-            f.truncate(self.scratch_mb << 20)
-        subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "gbscratch", img], check=True)
+        make_scratch(img, self.scratch_mb)
         fwd = ""
         if self.hostfwd:
             # Loopback only: the host side binds 127.0.0.1.

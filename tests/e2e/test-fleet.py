@@ -44,12 +44,7 @@ def cli(*args, timeout=300):
 
 
 def build_image():
-    image = os.path.join(WORK, "image")
-    here = os.path.dirname(os.path.abspath(__file__))
-    bins = [AGENT, QEMU_GA, "/usr/bin/openssl"]
-    subprocess.run([os.path.join(here, "build-guest.sh"), os.path.join(WORK, "cache"), image] + bins,
-                   check=True)
-    return image
+    return fleet.build_image(WORK, [AGENT, QEMU_GA, "/usr/bin/openssl"])
 
 
 def free_port():
