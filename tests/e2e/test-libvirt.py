@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
-"""The libvirt lab of virtlab.py, proven with virsh alone: a real libvirtd (the
+"""guestbench against a real libvirt, in one lab of virtlab.py (booting it is
+the slow part, so every libvirt check shares it): a real libvirtd (the
 machine's, or one started here), TCG domains of the e2e guest with a bound
 guestbench channel, a libvirt-chosen one, qemu-ga only, one shut off and one
 with an odd name; the hypervisor through qemu+ssh from a process that cannot
-see its files; a non-root libvirt-group user. Prints TAP, with how long the
-lab took to come up; skips without root or libvirt.
+see its files; a non-root libvirt-group user.
+
+The lab is first proven with virsh alone (lab_cases), then the CLI is checked
+against it (libvirt_cli.py, libvirt_hostview.py), and last libvirtd is
+restarted, in the middle of a fleet run too (restart_cases). Prints TAP, with
+how long the lab took to come up; skips without root or libvirt.
 """
 import json
 import os
@@ -19,6 +24,8 @@ from gbtest import check, skip, tap_report  # noqa: E402
 import fleet  # noqa: E402
 import virtlab  # noqa: E402
 from gbclient import Session  # noqa: E402
+import libvirt_cli  # noqa: E402
+import libvirt_hostview  # noqa: E402
 
 AGENT = os.environ.get("GB_AGENT", "")
 QEMU_GA = os.environ.get("GB_QEMU_GA", "/usr/sbin/qemu-ga")
@@ -38,7 +45,7 @@ def sync_ping(path):
         s.close()
 
 
-def cases(lab):
+def lab_cases(lab):
     d = lab.domains
     names = {x.name for x in lab.all_domains()}
     p = lab.virsh("list", "--all", "--name")
@@ -138,6 +145,12 @@ def cases(lab):
           p.returncode == 0 and p.stdout.split() == [str(lab.user.uid), lab.user.home],
           (p.returncode, p.stdout, p.stderr))
 
+
+
+def restart_cases(lab):
+    d = lab.domains
+    want = {x.name: ("shut off" if x.kind == "off" else "running") for x in lab.all_domains()}
+    libvirt_cli.restart_during_run(lab)
     # libvirtd restarted: the domains keep running, libvirt's agent link comes back
     lab.libvirtd.restart()
     check("restart: every domain is as it was after libvirtd restarted",
@@ -173,10 +186,12 @@ def main():
                                    else "the machine's own"))
             diag("lab up in %.1f s (%s)" % (lab.timings["total"], ", ".join(
                 "%s %.1f s" % kv for kv in lab.timings.items() if kv[0] != "total")))
-            try:
-                cases(lab)
-            except Exception as e:  # noqa: BLE001
-                check("the checks ran through", False, "%s: %s" % (type(e).__name__, e))
+            for part in (lab_cases, libvirt_cli.cases, libvirt_hostview.cases, restart_cases):
+                try:
+                    part(lab)
+                except Exception as e:  # noqa: BLE001
+                    check("the checks of %s.%s ran through" % (part.__module__, part.__name__),
+                          False, "%s: %s" % (type(e).__name__, e))
     finally:
         t1 = time.monotonic()
         lab.close()
