@@ -242,7 +242,11 @@ static void cli_target_parse_libvirt_api(CliTarget *target, const char *name,
 			domain = cli_virt_get_domain(conn, name, &error);
 		if (domain == NULL) {
 			/* "no such domain" matters only when no connection has it */
-			g_ptr_array_add(errors, g_strdup(error->message));
+			g_ptr_array_add(
+			    errors, g_strdup_printf("%s%s", error->message,
+			                            conn != NULL ? cli_targets_session_hint(
+			                                               cli_virt_conn_get_uri(conn))
+			                                         : ""));
 			continue;
 		}
 		g_ptr_array_add(found_on, (gpointer)cli_virt_conn_get_uri(conn));
