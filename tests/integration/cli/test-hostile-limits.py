@@ -12,16 +12,24 @@ real guest would) while the hostile one answers at once:
   skipped unparsed, all 51 guests ok;
 - a facts reply just under the limit is taken, with a peak RSS in proportion;
 - a guest-ping reply of 6 KB: an error naming the ping's limit (4 KiB), beside a
-  real agent answering the same ping.
+  real agent answering the same ping;
+- a reply that came in time counts even when the CLI could not read it before
+  its deadline passed: a proxy in front of a real agent stops the CLI (SIGSTOP)
+  when the ping goes through, hands it the agent's reply, and lets it go on
+  (SIGCONT) after the timeout: the deadline first reads what has arrived, so the
+  guest is ok, not timed out.
 
 Usage: test-hostile-limits.py HOSTILE_AGENT (prints TAP)
 """
 import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
@@ -74,6 +82,86 @@ def run_cli(tmp, args):
     except ValueError:
         doc = {"unparsed": text[:500]}
     return proc.returncode, doc, err_text, elapsed, usage.ru_maxrss
+
+
+def pump(src, dst, stop_on=None, on_stop=None, sent=None):
+    """Copies src to dst; on the first chunk holding stop_on, calls on_stop(chunk) instead;
+    calls sent() after each chunk copied."""
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            if stop_on is not None and stop_on in data:
+                stop_on = None
+                on_stop(data)
+                continue
+            dst.sendall(data)
+            if sent is not None:
+                sent()
+    except OSError:
+        pass
+    for s in (src, dst):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def run_stopped_cli(tmp, agent_sock, timeout):
+    """ping through a proxy to a real agent that holds the CLI stopped across its deadline."""
+    path = os.path.join(tmp, "proxy.sock")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen(1)
+    proc_holder = {}
+    events = []
+    answered = threading.Event()
+
+    def sent():
+        if "stopped" in events:
+            answered.set()
+
+    def serve():
+        conn, _ = server.accept()
+        agent = socket.socket(socket.AF_UNIX)
+        agent.connect(agent_sock)
+
+        def stop_and_answer(request):
+            pid = proc_holder["proc"].pid
+            os.kill(pid, signal.SIGSTOP)
+            events.append("stopped")
+            agent.sendall(request)
+            # the other thread hands the reply on
+            if answered.wait(10):
+                events.append("answered")
+            time.sleep(timeout + 1)
+            os.kill(pid, signal.SIGCONT)
+            events.append("continued")
+
+        back = threading.Thread(target=pump, args=(agent, conn, None, None, sent), daemon=True)
+        back.start()
+        pump(conn, agent, b'"guest-ping"', stop_and_answer)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    start = time.monotonic()
+    proc = subprocess.Popen([CLI, "--timeout", str(timeout), "--format", "json", "ping", path],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    proc_holder["proc"] = proc
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGCONT)
+        proc.kill()
+        out, err = proc.communicate()
+    server.close()
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        doc = {"unparsed": out[:500]}
+    return proc.returncode, doc, err, time.monotonic() - start, events
 
 
 def by_target(doc):
@@ -160,6 +248,14 @@ def main(hostile_agent):
         check("6 KB ping reply: the real agent beside it is ok",
               guests.get(socks[0], {}).get("status") == "ok", guests.get(socks[0]))
 
+
+        # the reply in the socket when the deadline fires: read first, then judged
+        rc, doc, err, elapsed, events = run_stopped_cli(tmp, socks[1], 1)
+        g = (doc.get("guests") or [{}])[0]
+        check("stopped across its deadline with the reply in the socket: ok, not timed out "
+              "(%.1f s)" % elapsed,
+              events == ["stopped", "answered", "continued"] and rc == 0
+              and g.get("status") == "ok" and elapsed > 2, (rc, events, g, err[-500:]))
     finally:
         stop(procs)
         shutil.rmtree(tmp, ignore_errors=True)
