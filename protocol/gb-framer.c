@@ -28,12 +28,28 @@ struct _GbFramer {
 	gsize alloc;
 };
 
+void gb_framer_set_max_size(GbFramer *framer, gsize max_size)
+{
+	g_return_if_fail(framer != NULL);
+	/* 0 means "the default"; the cap keeps len + 1 from overflowing */
+	framer->max_size = max_size > 0 ? MIN(max_size, G_MAXSIZE / 2) : GB_FRAMER_DEFAULT_MAX_SIZE;
+	/* between messages a buffer kept from a larger limit goes at once */
+	if (framer->len == 0 && framer->alloc > framer->max_size + 1) {
+		g_clear_pointer(&framer->buf, g_free);
+		framer->alloc = 0;
+	}
+}
+
+gsize gb_framer_get_max_size(const GbFramer *framer)
+{
+	return framer->max_size;
+}
+
 GbFramer *gb_framer_new(gsize max_size, guint max_depth)
 {
 	GbFramer *framer = g_new0(GbFramer, 1);
 
-	/* 0 means "the default"; the cap keeps len + 1 from overflowing */
-	framer->max_size = max_size > 0 ? MIN(max_size, G_MAXSIZE / 2) : GB_FRAMER_DEFAULT_MAX_SIZE;
+	gb_framer_set_max_size(framer, max_size);
 	framer->max_depth = max_depth > 0 ? max_depth : GB_FRAMER_DEFAULT_MAX_DEPTH;
 	return framer;
 }

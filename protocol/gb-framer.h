@@ -47,8 +47,17 @@ void gb_framer_reset(GbFramer *framer);
 gboolean gb_framer_is_partial(const GbFramer *framer);
 /* Bytes of the unfinished message held now (0 between messages and while skipping). */
 gsize gb_framer_get_buffered(const GbFramer *framer);
-/* Bytes of buffer allocated now: never more than max_size + 1. */
+/* Bytes of buffer allocated now: never more than max_size + 1 (after a lowered
+ * limit, that of the message in progress). */
 gsize gb_framer_get_allocated(const GbFramer *framer);
+/*
+ * Changes the size limit (0: the default) for what is stored from now on: a
+ * partial message already over it is skipped from its next byte, with one
+ * GB_ERROR_TOO_LARGE. Lets a caller fit the limit to the reply it waits for.
+ */
+void gb_framer_set_max_size(GbFramer *framer, gsize max_size);
+/* The size limit in force. */
+gsize gb_framer_get_max_size(const GbFramer *framer);
 /* Feeds len bytes; returns how many were consumed (len unless func returned FALSE). */
 gsize gb_framer_push(GbFramer *framer, const guint8 *data, gsize len, GbFramerFunc func,
                      gpointer user_data);

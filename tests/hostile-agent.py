@@ -10,6 +10,11 @@ The scenario is a JSON object: command name -> the "return" value to answer with
 gb-bench-status answers {"job": 1, "test": T, "state": "done", "progress": 1,
 "result": scenario["gb-bench-result"]} unless the scenario names gb-bench-status.
 Replies carry the request's "id". Unknown commands get a CommandNotFound error, as from the real agent.
+A "return" value {"__zeros__": N} is an array of N zeros, written without building it
+in Python (a huge reply of tiny values); with "__member__": NAME as well, the return
+is an object whose member NAME is that array. With "__stale__" in the scenario, its value
+(any of the forms above) is sent as a reply with another id before each
+guest-sync-delimited answer: stale replies an earlier client left behind.
 With HOSTILE_AGENT_LOG set, the name of every command received is appended to that
 file, one a line (so a test can tell, e.g., that gb-bench-cancel arrived).
 """
@@ -26,6 +31,21 @@ def send(conn, reply, request):
     conn.sendall(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
 
 
+def send_return(conn, value, request):
+    """{"return": value, "id": ...}; value may be {"__zeros__": N} or {"__raw__": TEXT}."""
+    if isinstance(value, dict) and "__raw__" in value:
+        conn.sendall(value["__raw__"].encode("utf-8", "surrogateescape"))
+    elif isinstance(value, dict) and "__zeros__" in value:
+        n = int(value["__zeros__"])
+        rid = request.get("id") if isinstance(request, dict) else None
+        array = b"[" + b"0," * (n - 1) + (b"0" if n > 0 else b"") + b"]"
+        if "__member__" in value:
+            array = b"{" + json.dumps(value["__member__"]).encode() + b": " + array + b"}"
+        conn.sendall(b'{"id": ' + json.dumps(rid).encode() + b', "return": ' + array + b"}\n")
+    else:
+        send(conn, {"return": value}, request)
+
+
 def log_command(name):
     path = os.environ.get("HOSTILE_AGENT_LOG")
     if path:
@@ -38,6 +58,8 @@ def answer(conn, scenario, request):
     log_command(name)
     args = request.get("arguments") or {} if isinstance(request, dict) else {}
     if name in ("guest-sync-delimited", "guest-sync"):
+        if "__stale__" in scenario:
+            send_return(conn, scenario["__stale__"], {"id": -1})
         lead = b"\xff" if name == "guest-sync-delimited" else b""
         conn.sendall(lead + json.dumps({"return": args.get("id")}).encode() + b"\n")
         return
@@ -52,10 +74,7 @@ def answer(conn, scenario, request):
         err = {"class": "CommandNotFound", "desc": "The command %s has not been found" % name}
         send(conn, {"error": err}, request)
         return
-    if isinstance(reply, dict) and "__raw__" in reply:
-        conn.sendall(reply["__raw__"].encode("utf-8", "surrogateescape"))
-        return
-    send(conn, {"return": reply}, request)
+    send_return(conn, reply, request)
 
 
 def serve(conn, scenario):

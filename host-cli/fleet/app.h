@@ -91,7 +91,7 @@ G_BEGIN_DECLS
 
 /* How long a cancel() handler may take after Ctrl-C before its guest is dropped. */
 #define CLI_CANCEL_GRACE_SECONDS 2.0
-/* Largest reply the CLI buffers from one guest (facts of a big guest stay far below). */
+/* The cap over each reply's own limit (transport/reply-limit.h): only a bench result may use it. */
 #define CLI_MAX_REPLY_SIZE (16 * 1024 * 1024)
 
 #define CLI_DEFAULT_JOBS 64

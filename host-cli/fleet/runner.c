@@ -159,9 +159,16 @@ void cli_guest_add_timeout(CliGuest *guest, guint interval_ms, GSourceFunc func,
 static gboolean cli_guest_deadline_cb(gpointer user_data)
 {
 	CliGuest *guest = user_data;
+	GSource *deadline = guest->deadline;
 	g_autoptr(GError) error = NULL;
 	g_autofree char *wait = NULL;
 
+	/* a reply that came in time while the loop was busy elsewhere counts */
+	if (guest->session != NULL) {
+		cli_session_read_pending(guest->session);
+		if (cli_guest_is_done(guest) || guest->deadline != deadline)
+			return G_SOURCE_REMOVE;
+	}
 	if (guest->session != NULL)
 		wait = cli_session_describe_wait(guest->session);
 	if (guest->cancelling) {

@@ -12,6 +12,7 @@
 #include "guestbench-protocol.h"
 
 #include "transport/channel.h"
+#include "transport/reply-limit.h"
 #include "transport/stream.h"
 
 /* How much of a discarded message is kept to explain a timeout. */
@@ -42,6 +43,7 @@ struct _CliChannel {
 	CliAddress *address; /* a copy: the session owns what it reads */
 	GMainContext *context;
 	CliStream *stream;
+	gsize max_reply_size; /* the cap; each reply has its own limit (reply-limit.h) */
 	GSource *notify_source;
 	gint64 sync_id;
 	gint64 next_id;
@@ -208,6 +210,9 @@ static void cli_channel_send_next(CliChannel *session)
 	if (call == NULL)
 		return;
 	session->call_sent = TRUE;
+	/* before the write: the reply cannot come earlier */
+	cli_stream_set_max_message_size(session->stream,
+	                                cli_reply_limit(call->execute, session->max_reply_size));
 	cli_stream_write(session->stream, call->line->str, call->line->len);
 }
 
@@ -225,8 +230,20 @@ static gboolean cli_channel_id_equals(JsonNode *node, gint64 expected)
 static void cli_channel_handle_sync(CliChannel *session, const char *msg, gsize len)
 {
 	g_autoptr(GError) error = NULL;
-	g_autoptr(JsonNode) ret = gb_reply_parse(msg, len, NULL, &error);
+	g_autoptr(JsonNode) ret = NULL;
+	char id[24];
 
+	/*
+	 * Whatever came before is stale: what is larger than the sync's limit was
+	 * skipped by the framer, and a message without our id in its text is not
+	 * parsed either.
+	 */
+	g_snprintf(id, sizeof(id), "%" G_GINT64_FORMAT, session->sync_id);
+	if (g_strstr_len(msg, (gssize)len, id) == NULL) {
+		cli_channel_discard(session, len, "a reply that is not ours");
+		return;
+	}
+	ret = gb_reply_parse(msg, len, NULL, &error);
 	if (ret == NULL) {
 		cli_channel_discard(session, len, error->message);
 		return;
@@ -263,6 +280,8 @@ static void cli_channel_handle_reply(CliChannel *session, const char *msg, gsize
 	}
 	g_queue_pop_head(&session->calls);
 	session->call_sent = FALSE;
+	/* until the next call: nobody asked for anything */
+	cli_stream_set_max_message_size(session->stream, CLI_REPLY_LIMIT_SMALL);
 	if (ret != NULL) {
 		call->func(&session->parent, ret, NULL, call->user_data);
 	} else {
@@ -289,7 +308,11 @@ static gboolean cli_channel_framer_cb(const char *msg, gsize len, const GError *
 		/* after the sync the stream is ours: a broken message is a broken reply */
 		if (error != NULL && call != NULL && session->call_sent) {
 			GError *error_copy = g_error_copy(error);
-			g_prefix_error(&error_copy, "invalid reply to %s: ", call->execute);
+			if (g_error_matches(error, GB_ERROR, GB_ERROR_TOO_LARGE))
+				g_prefix_error(&error_copy,
+				               "reply to %s over its size limit: ", call->execute);
+			else
+				g_prefix_error(&error_copy, "invalid reply to %s: ", call->execute);
 			cli_channel_fail(session, error_copy);
 		} else if (error != NULL) {
 			cli_channel_discard(session, 0, error->message);
@@ -440,9 +463,12 @@ CliSession *cli_channel_open(const CliAddress *address, GMainContext *context, g
 	session->next_id = session->sync_id + 1;
 	session->open_func = func;
 	session->user_data = user_data;
+	session->max_reply_size = max_reply_size;
 	g_queue_init(&session->calls);
-	session->stream = cli_stream_connect(address, context, max_reply_size,
-	                                     &cli_channel_stream_funcs, session);
+	/* first comes the sync's reply, and stale replies to skip */
+	session->stream = cli_stream_connect(
+	    address, context, cli_reply_limit("guest-sync-delimited", max_reply_size),
+	    &cli_channel_stream_funcs, session);
 	return &session->parent;
 }
 
@@ -504,6 +530,18 @@ char *cli_channel_describe_wait(const CliSession *base)
 	return g_string_free(str, FALSE);
 }
 
+void cli_channel_read_pending(CliSession *base)
+{
+	CliChannel *session = (CliChannel *)base;
+
+	if (!cli_channel_is_active(session))
+		return;
+	/* a reply's callback may close the session */
+	cli_channel_ref(session);
+	cli_stream_read_pending(session->stream);
+	cli_channel_unref(session);
+}
+
 void cli_channel_close(CliSession *base)
 {
 	CliChannel *session = (CliChannel *)base;
@@ -523,5 +561,6 @@ const CliSessionBackend cli_channel_backend = {
 	.call = cli_channel_call,
 	.is_open = cli_channel_is_open,
 	.describe_wait = cli_channel_describe_wait,
+	.read_pending = cli_channel_read_pending,
 	.close = cli_channel_close,
 };

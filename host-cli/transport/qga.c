@@ -10,6 +10,7 @@
 #include "transport/channel.h"
 #include "transport/qga-exec.h"
 #include "transport/qga.h"
+#include "transport/reply-limit.h"
 #include "transport/virt.h"
 
 /* Room for the guest-exec-status envelope around the base64 output. */
@@ -353,8 +354,9 @@ static void cli_qga_status_cb(CliSession *inner, JsonNode *ret, const GError *er
 		cli_qga_unref(qga);
 		return;
 	}
-	reply = cli_qga_decode_reply(status, call->execute, qga->agent_path, qga->max_reply_size,
-	                             &error_local);
+	reply =
+	    cli_qga_decode_reply(status, call->execute, qga->agent_path,
+	                         cli_reply_limit(call->execute, qga->max_reply_size), &error_local);
 	if (reply != NULL && g_strcmp0(call->execute, "gb-bench-start") == 0) {
 		gint64 job = 0;
 
@@ -656,6 +658,18 @@ static void cli_qga_set_wait_func(CliSession *session, CliSessionWaitFunc func, 
 	qga->wait_data = user_data;
 }
 
+/* What qemu-ga sent and the loop has not read: a guest-exec-status may be there. */
+static void cli_qga_read_pending(CliSession *session)
+{
+	CliQga *qga = (CliQga *)session;
+
+	if (qga->inner == NULL)
+		return;
+	cli_qga_ref(qga);
+	cli_channel_read_pending(qga->inner);
+	cli_qga_unref(qga);
+}
+
 static void cli_qga_close(CliSession *session)
 {
 	CliQga *qga = (CliQga *)session;
@@ -677,5 +691,6 @@ static const CliSessionBackend cli_qga_backend = {
 	.describe_wait = cli_qga_describe_wait,
 	.interrupt = cli_qga_interrupt,
 	.set_wait_func = cli_qga_set_wait_func,
+	.read_pending = cli_qga_read_pending,
 	.close = cli_qga_close,
 };

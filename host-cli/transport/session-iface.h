@@ -34,7 +34,7 @@ typedef void (*CliSessionReplyFunc)(CliSession *session, JsonNode *ret, const GE
 typedef void (*CliSessionWaitFunc)(CliSession *session, const char *execute, double elapsed,
                                    gboolean keepalive, gpointer user_data);
 
-/* A backend's operations; interrupt and set_wait_func may be NULL (nothing to do). */
+/* A backend's operations; interrupt, set_wait_func and read_pending may be NULL (nothing to do). */
 typedef struct {
 	void (*call)(CliSession *session, const char *execute, JsonObject *arguments,
 	             CliSessionReplyFunc func, gpointer user_data);
@@ -42,6 +42,8 @@ typedef struct {
 	char *(*describe_wait)(const CliSession *session);
 	void (*interrupt)(CliSession *session);
 	void (*set_wait_func)(CliSession *session, CliSessionWaitFunc func, gpointer user_data);
+	/* handles what has arrived and is not read yet, now (callbacks may run) */
+	void (*read_pending)(CliSession *session);
 	/* closes and releases: no callback fires afterwards; safe from inside one */
 	void (*close)(CliSession *session);
 } CliSessionBackend;

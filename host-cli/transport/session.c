@@ -30,6 +30,12 @@ void cli_session_set_wait_func(CliSession *session, CliSessionWaitFunc func, gpo
 		session->backend->set_wait_func(session, func, user_data);
 }
 
+void cli_session_read_pending(CliSession *session)
+{
+	if (session->backend->read_pending != NULL)
+		session->backend->read_pending(session);
+}
+
 char *cli_session_describe_wait(const CliSession *session)
 {
 	return session->backend->describe_wait(session);

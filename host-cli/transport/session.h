@@ -31,6 +31,13 @@ void cli_session_call(CliSession *session, const char *execute, JsonObject *argu
                       CliSessionReplyFunc func, gpointer user_data);
 gboolean cli_session_is_open(const CliSession *session);
 void cli_session_set_wait_func(CliSession *session, CliSessionWaitFunc func, gpointer user_data);
+/*
+ * Reads and handles what the guest has sent and the main loop has not read
+ * yet; reply callbacks may run (and close the session). The owner calls it
+ * before declaring a timeout: a reply that came in time while the loop was
+ * busy elsewhere is not lost. A no-op for sessions without a socket.
+ */
+void cli_session_read_pending(CliSession *session);
 /* What the session is waiting for, and what it threw away: the reason for a timeout. */
 char *cli_session_describe_wait(const CliSession *session);
 /*

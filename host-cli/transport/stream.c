@@ -109,33 +109,74 @@ static void cli_stream_fail(CliStream *stream, CliStreamFailure what, int errsv)
 	cli_stream_leave(stream);
 }
 
-static gboolean cli_stream_in_cb(int fd, GIOCondition condition, gpointer user_data)
+/*
+ * One recv() of up to CLI_STREAM_READ_SIZE bytes, framed: bytes handled, 0 when
+ * nothing was there or the stream stopped. Call between enter and leave.
+ */
+static gsize cli_stream_read_chunk(CliStream *stream)
 {
-	CliStream *stream = user_data;
 	guint8 buf[CLI_STREAM_READ_SIZE];
 	gssize n;
 
-	n = recv(fd, buf, sizeof(buf), 0);
+	if (stream->stopped)
+		return 0;
+	n = recv(stream->fd, buf, sizeof(buf), MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return G_SOURCE_CONTINUE;
+		return 0;
 	/* the source goes with the stop in cli_stream_fail() */
 	if (n < 0) {
 		cli_stream_fail(stream, CLI_STREAM_FAILED_READ, errno);
-		return G_SOURCE_CONTINUE;
+		return 0;
 	}
 	if (n == 0) {
 		cli_stream_fail(stream, CLI_STREAM_FAILED_CLOSED, 0);
-		return G_SOURCE_CONTINUE;
+		return 0;
 	}
-	cli_stream_enter(stream);
 	if (stream->funcs->received != NULL)
 		stream->funcs->received((gsize)n, stream->user_data);
 	if (!stream->stopped)
 		gb_framer_push(stream->framer, buf, (gsize)n, stream->funcs->message,
 		               stream->user_data);
+	return (gsize)n;
+}
+
+/*
+ * One chunk per main-loop iteration: every guest's socket gets its turn, and
+ * what one guest costs per turn is bounded by a chunk plus at most the parse of
+ * one message of the size limit in force.
+ */
+static gboolean cli_stream_in_cb(int fd, GIOCondition condition, gpointer user_data)
+{
+	CliStream *stream = user_data;
+
+	cli_stream_enter(stream);
+	cli_stream_read_chunk(stream);
 	/* a stream stopped meanwhile has destroyed this source already */
 	cli_stream_leave(stream);
 	return G_SOURCE_CONTINUE;
+}
+
+void cli_stream_read_pending(CliStream *stream)
+{
+	gsize budget;
+	gsize n;
+
+	if (stream == NULL || !stream->connected || stream->stopped)
+		return;
+	/* enough to finish one message at the limit in force, not a peer that never stops */
+	budget = gb_framer_get_max_size(stream->framer) + CLI_STREAM_READ_SIZE;
+	cli_stream_enter(stream);
+	do {
+		n = cli_stream_read_chunk(stream);
+		budget -= MIN(n, budget);
+	} while (n > 0 && budget > 0 && !stream->stopped);
+	cli_stream_leave(stream);
+}
+
+void cli_stream_set_max_message_size(CliStream *stream, gsize max_message_size)
+{
+	if (stream != NULL)
+		gb_framer_set_max_size(stream->framer, max_message_size);
 }
 
 static gboolean cli_stream_out_cb(int fd, GIOCondition condition, gpointer user_data)

@@ -53,6 +53,14 @@ CliStream *cli_stream_connect(const CliAddress *address, GMainContext *context,
 void cli_stream_write(CliStream *stream, const void *data, gsize len);
 /* After CLI_STREAM_FAILED_OPEN: libvirt's reason. */
 const char *cli_stream_get_open_error(const CliStream *stream);
+/*
+ * Reads and frames what has arrived and not been read yet (up to one message
+ * at the size limit in force), now rather than at the next main-loop turn:
+ * before its owner declares a timeout. Callbacks run as from the main loop.
+ */
+void cli_stream_read_pending(CliStream *stream);
+/* The size limit for messages from now on (see gb_framer_set_max_size()); NULL is ignored. */
+void cli_stream_set_max_message_size(CliStream *stream, gsize max_message_size);
 /* The process behind a connected unix socket (SO_PEERCRED), 0 when unknown. */
 gint64 cli_stream_get_peer_pid(const CliStream *stream);
 /* Closes the socket; no callback fires afterwards. NULL is ignored. */

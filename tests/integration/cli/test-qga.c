@@ -543,6 +543,21 @@ static void test_qga_agent_garbage(void)
 	assert_guest_error(run, "error", "invalid reply to gb-get-facts");
 }
 
+static void test_qga_reply_limit(void)
+{
+	/* 5,022 bytes: far below qemu-ga's 16 MiB, over a ping's own limit */
+	g_autofree char *script =
+	    write_script("ping-big.sh", "printf '{\"return\": {\"x\": \"'\n"
+	                                "head -c 5000 /dev/zero | tr '\\0' A\n"
+	                                "printf '\"}}\\n'");
+	g_autofree char *target = qga_target(qga_sock);
+	g_autoptr(CliRun) run =
+	    cli_run("ping", "--format", "json", "--qga-agent", script, target, NULL);
+
+	assert_guest_error(run, "error",
+	                   "invalid reply to guest-ping: 5022 bytes, over the limit of 4096");
+}
+
 static void test_qga_truncated(void)
 {
 	/* qemu-ga keeps 16 MiB of output and flags the rest */
@@ -750,6 +765,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/qga/agent-escapes", test_qga_agent_escapes);
 	g_test_add_func("/qga/agent-killed", test_qga_agent_killed);
 	g_test_add_func("/qga/agent-garbage", test_qga_agent_garbage);
+	g_test_add_func("/qga/reply-limit", test_qga_reply_limit);
 	g_test_add_func("/qga/truncated", test_qga_truncated);
 	g_test_add_func("/qga/timeout", test_qga_timeout);
 	g_test_add_func("/qga/bench-running-final", test_qga_bench_running_final);

@@ -304,6 +304,51 @@ static void test_framer_oversize_small(void)
 	collect_clear(&c);
 }
 
+/* The limit can change between messages and inside one: what is stored from then on obeys it. */
+static void test_framer_set_max_size(void)
+{
+	g_autoptr(GbFramer) framer = gb_framer_new(1024, 8);
+	g_autoptr(GString) big = g_string_new("[");
+	const char *expected_big[] = { "ERR 2: JSON message exceeds 16 bytes", "[1]", NULL };
+	const char *expected_cut[] = { "ERR 2: JSON message exceeds 8 bytes", "[2]", NULL };
+	Collect c;
+
+	g_assert_cmpuint(gb_framer_get_max_size(framer), ==, 1024);
+	/* a large message under the large limit, then the buffer goes with a lower one */
+	for (guint i = 0; i < 300; i++)
+		g_string_append(big, "0,");
+	g_string_append(big, "0]");
+	collect_init(&c);
+	push_all(framer, big->str, big->len, &c);
+	g_assert_cmpuint(c.items->len, ==, 1);
+	g_assert_cmpuint(gb_framer_get_allocated(framer), >, 17);
+	collect_clear(&c);
+	gb_framer_set_max_size(framer, 16);
+	g_assert_cmpuint(gb_framer_get_max_size(framer), ==, 16);
+	g_assert_cmpuint(gb_framer_get_allocated(framer), <=, 17);
+
+	/* the same message is now over the limit, skipped without being stored */
+	collect_init(&c);
+	c.framer = framer;
+	push_all(framer, big->str, big->len, &c);
+	push_all(framer, "[1]", 3, &c);
+	assert_items(&c, expected_big);
+	g_assert_cmpuint(c.max_allocated, <=, 17);
+	collect_clear(&c);
+
+	/* lowered in the middle of a message that is already longer: skipped from there */
+	collect_init(&c);
+	push_all(framer, "[1,2,3,4,5,6", 12, &c);
+	gb_framer_set_max_size(framer, 8);
+	push_all(framer, ",7]  [2]", 8, &c);
+	assert_items(&c, expected_cut);
+	collect_clear(&c);
+
+	/* 0: back to the default */
+	gb_framer_set_max_size(framer, 0);
+	g_assert_cmpuint(gb_framer_get_max_size(framer), ==, GB_FRAMER_DEFAULT_MAX_SIZE);
+}
+
 static void test_framer_oversize_reset(void)
 {
 	g_autoptr(GbFramer) framer = gb_framer_new(8, 8);
@@ -532,6 +577,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/framer/reset-in-string", test_framer_reset_in_string);
 	g_test_add_func("/framer/control-byte", test_framer_control_byte);
 	g_test_add_func("/framer/oversize-small", test_framer_oversize_small);
+	g_test_add_func("/framer/set-max-size", test_framer_set_max_size);
 	g_test_add_func("/framer/oversize-reset", test_framer_oversize_reset);
 	g_test_add_func("/framer/overdepth-small", test_framer_overdepth_small);
 	g_test_add_func("/framer/default-limits", test_framer_default_limits);
