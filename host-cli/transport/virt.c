@@ -257,8 +257,8 @@ static const char *cli_virt_uri_name(const char *requested)
 static const char *cli_virt_connect_hint(int code, const char *message)
 {
 	if (code == VIR_ERR_AUTH_FAILED || code == VIR_ERR_AUTH_UNAVAILABLE ||
-	    code == VIR_ERR_AUTH_CANCELLED || strstr(message, "Permission denied") != NULL ||
-	    strstr(message, "authentication") != NULL)
+	    code == VIR_ERR_AUTH_CANCELLED || strstr(message, "authentication") != NULL ||
+	    (strstr(message, "Permission denied") != NULL && strstr(message, "-sock") != NULL))
 		return "; a non-root user needs to be in the 'libvirt' group (the polkit rule "
 		       "60-libvirt.rules allows it) or a polkit rule granting "
 		       "org.libvirt.unix.manage";

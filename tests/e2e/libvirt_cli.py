@@ -222,6 +222,29 @@ def cases(lab):
     check("non-root with the session URI: the error says system domains need "
           "--connect qemu:///system", "--connect qemu:///system" in e, (rc, e, err))
 
+    # a user outside the libvirt group: the error names the URI and the fix
+    p = subprocess.run(["runuser", "-u", "nobody", "--", "env", "-i", "PATH=/usr/bin:/bin",
+                        "HOME=/", CLI, "ping", "--connect", SYSTEM, "libvirt:" + bind.name],
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    check("a user outside the libvirt group: the error names the URI and the libvirt group",
+          p.returncode == 3 and "cannot connect to qemu:///system" in p.stdout and
+          "'libvirt' group" in p.stdout, (p.returncode, p.stdout, p.stderr))
+    home = tempfile.mkdtemp(prefix="gb-nobody-")
+    try:
+        os.chown(home, 65534, 65534)
+        p = subprocess.run(["runuser", "-u", "nobody", "--", "env", "-i", "PATH=/usr/bin:/bin",
+                            "HOME=" + home, "XDG_RUNTIME_DIR=" + home, CLI, "discover"],
+                           capture_output=True, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL)
+        check("discover as a non-root user on the session URI says system domains need "
+              "--connect qemu:///system", "--connect qemu:///system" in p.stderr,
+              (p.returncode, p.stderr))
+    finally:
+        # the session daemon libvirt started for that user
+        subprocess.run(["pkill", "-u", "nobody", "-x", "libvirtd"],
+                       capture_output=True)
+        subprocess.run(["rm", "-rf", home])
+
     check("after all of it, libvirt's own qemu-ga links still answer",
           qga_link_ok(lab, bind) is None and qga_link_ok(lab, qga) is None)
 
