@@ -69,6 +69,7 @@ def cases(lab):
     """Called with the lab up; checks through gbtest.check()."""
     d = lab.domains
     bind, auto, qga, off, odd = d["bind"], d["auto"], d["qga"], d["off"], lab.odd
+    prefix = bind.name[:-len("bind")]  # this run's domains: gbvl-PID-*
 
     # libvirt:DOMAIN through the API, the default connection (root: qemu:///system)
     rc, doc, err, _ = cli_json(["ping", "--timeout", "60"] + QGA_AGENT + ["libvirt:" + bind.name,
@@ -138,7 +139,7 @@ def cases(lab):
                % (bind.name, bind.name, SYSTEM, bind.name)) in text and
               "domain-" not in text and "tags=libvirt;qga" in text, text[:2000])
         rc, doc, err, _ = cli_json(["ping", "--timeout", "60"] + QGA_AGENT + ["@" + inv, "--name",
-                                    lab.prefix + "*"])
+                                    prefix + "*"])
         g = guests(doc)
         check("ping @inventory from discover reaches the running domains and says the "
               "shut-off one is not running",
@@ -151,14 +152,14 @@ def cases(lab):
         with open(hv, "w") as f:
             f.write("[hypervisor here]\nconnect=%s\ntags=lab\n" % SYSTEM)
         rc, doc, err, _ = cli_json(["ping", "--timeout", "60"] + QGA_AGENT + ["--inventory", hv, "--name",
-                                    lab.prefix + "*"])
+                                    prefix + "*"])
         g = guests(doc)
         check("[hypervisor NAME]: its running domains, each with host NAME",
               {bind.name, auto.name, qga.name} <= set(g) and off.name not in g and
               all(v.get("host") == "here" for v in g.values()),
               {k: (v.get("host"), v["status"]) for k, v in g.items()})
         rc, out, err, _ = cli(["ping", "--timeout", "60"] + QGA_AGENT + ["--inventory", hv, "--name",
-                               lab.prefix + "*", "--format", "csv"])
+                               prefix + "*", "--format", "csv"])
         check("[hypervisor NAME]: csv has the host column", out.startswith("host,"), out[:300])
 
     # --connect without targets: every running guest of the hypervisor
