@@ -346,6 +346,13 @@ def check_completion(script):
     expect(f"{cli} ping --color=n", ["never"])
     expect(f"{cli} ping --timeout ", [])
     expect(f"{cli} ping --wait-busy ", [])
+    # libvirt URIs for --connect/-c, after the last ':' as readline wants them
+    uris = ["qemu:///system", "qemu:///session", "qemu+ssh://"]
+    expect(f"{cli} --connect ", uris)
+    expect(f"{cli} audit -c ", uris)
+    expect(f"{cli} discover --connect=q", uris)
+    expect(f"{cli} ping -c qemu:///sy", ["///system"])
+    expect(f"{cli} ping --connect=qemu+", ["qemu+ssh://"])
     expect("/nonexistent/guestbench ", [])
 
     # Every command's options are exactly those of its --help, and each
