@@ -320,10 +320,15 @@ static const struct {
 
 static const char *const cli_color_words[] = { "auto", "always", "never", NULL };
 
+/* --connect: the local URIs, and the start of a remote one */
+static const char *const cli_connect_words[] = { "qemu:///system", "qemu:///session", "qemu+ssh://",
+	                                         NULL };
+
 /* Completion of the common options' values that their entries do not say. */
 static const CliCompletion cli_common_completions[] = {
 	{ "format", CLI_COMPLETE_FORMAT, NULL },
 	{ "color", CLI_COMPLETE_WORD, cli_color_words },
+	{ "connect", CLI_COMPLETE_WORD, cli_connect_words },
 	{ NULL },
 };
 

@@ -346,6 +346,13 @@ def check_completion(script):
     expect(f"{cli} ping --color=n", ["never"])
     expect(f"{cli} ping --timeout ", [])
     expect(f"{cli} ping --wait-busy ", [])
+    # libvirt URIs for --connect/-c, after the last ':' as readline wants them
+    uris = ["qemu:///system", "qemu:///session", "qemu+ssh://"]
+    expect(f"{cli} --connect ", uris)
+    expect(f"{cli} audit -c ", uris)
+    expect(f"{cli} discover --connect=q", uris)
+    expect(f"{cli} ping -c qemu:///sy", ["///system"])
+    expect(f"{cli} ping --connect=qemu+", ["qemu+ssh://"])
     expect("/nonexistent/guestbench ", [])
 
     # Every command's options are exactly those of its --help, and each
@@ -1108,6 +1115,55 @@ def readme_sample_problems(text, outputs, rules):
     return problems
 
 
+def check_tmpfiles(conf):
+    """The shipped tmpfiles.d entry makes /run/guestbench (0755 root), applied
+    by the real systemd-tmpfiles to a scratch root."""
+    with open(conf, encoding="utf-8") as f:
+        lines = [l.split() for l in f.read().splitlines() if l.strip() and not l.startswith("#")]
+    want = [["d", "/run/guestbench", "0755", "root", "root", "-"]]
+    if lines != want:
+        return finish([f"{conf}: entries are {lines}, want {want}"])
+    tool = shutil.which("systemd-tmpfiles")
+    if not tool:
+        print("systemd-tmpfiles not installed: only the entry was checked", file=sys.stderr)
+        return 0
+    problems = []
+    with tempfile.TemporaryDirectory() as root:
+        run([tool, "--create", f"--root={root}", conf])
+        made = os.path.join(root, "run", "guestbench")
+        if not os.path.isdir(made) or os.path.islink(made):
+            problems.append(f"systemd-tmpfiles --create did not make {made}")
+        else:
+            st = os.stat(made)
+            if st.st_mode & 0o7777 != 0o755:
+                problems.append(f"{made}: mode {st.st_mode & 0o7777:o}, want 755")
+            if os.geteuid() == 0 and (st.st_uid, st.st_gid) != (0, 0):
+                problems.append(f"{made}: owner {st.st_uid}:{st.st_gid}, want root")
+    return finish(problems)
+
+
+def needed_libs(binary):
+    text = run(["readelf", "-d", binary]).stdout
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", text)
+
+
+def check_libs(have_libvirt):
+    """The agent runs inside guests and never links libvirt; the host CLI
+    links libvirt's client library exactly when built with it."""
+    if not shutil.which("readelf"):
+        print("readelf not installed", file=sys.stderr)
+        return SKIP
+    problems = []
+    agent = [l for l in needed_libs(os.environ["GB_AGENT"]) if "virt" in l]
+    if agent:
+        problems.append(f"guestbench-agent links {agent}: the agent must never need libvirt")
+    cli = [l for l in needed_libs(os.environ["GB_CLI"]) if l.startswith("libvirt")]
+    want = {"true": ["libvirt-qemu.so.0", "libvirt.so.0"], "false": []}[have_libvirt]
+    if sorted(cli) != want:
+        problems.append(f"guestbench links {sorted(cli)}, want {want} (built with libvirt: {have_libvirt})")
+    return finish(problems)
+
+
 CHECKS = {
     "man-agent": check_man_agent,
     "man-cli": check_man_cli,
@@ -1120,6 +1176,8 @@ CHECKS = {
     "prom-rules": check_prom_rules,
     "audit-run": check_audit_run,
     "readme": check_readme,
+    "tmpfiles": check_tmpfiles,
+    "libs": check_libs,
 }
 
 if __name__ == "__main__":
