@@ -7,13 +7,16 @@ G_BEGIN_DECLS
 
 /* The discover command (cmd-discover.c, which defines cli_cmd_discover). */
 #define CLI_DISCOVER_DESCRIPTION                                                    \
-	"Reads each running domain's live XML (/run/libvirt/qemu/NAME.xml, or\n"    \
-	"'virsh dumpxml' where that directory cannot be read; --libvirt-dir or\n"   \
-	"$GUESTBENCH_LIBVIRT_DIR name another directory) and prints an inventory\n" \
-	"with one [guest NAME] group per domain whose <channel> has <target\n"      \
-	"type='virtio' name='org.guestbench.agent.0'/>. Domains without one are\n"  \
-	"listed as comments, with the XML to add. Exit status 3 when a domain's\n"  \
-	"XML cannot be read or parsed."
+	"Asks libvirt for every domain of each --connect URI (else libvirt's\n"      \
+	"default connection) with its state, and prints an inventory with one\n"    \
+	"[guest NAME] group per domain that has a <channel> with <target\n"         \
+	"type='virtio' name='org.guestbench.agent.0'/> (or only qemu-ga's, tagged\n" \
+	"qga): target=libvirt:NAME, connect=URI and qmp=libvirt:NAME, which stay\n"  \
+	"true across restarts. Shut-off domains are marked so; domains with\n"      \
+	"neither channel are listed as comments, with the XML to add.\n"            \
+	"--libvirt-dir DIR (or $GUESTBENCH_LIBVIRT_DIR) reads libvirt's state\n"    \
+	"files there instead (root on the hypervisor). Exit status 3 when a\n"     \
+	"connection fails or a domain cannot be read."
 
 gboolean cli_discover_prepare(CliApp *app, GPtrArray *args, GError **error);
 GString *cli_discover_render_text(const CliResults *results, gboolean color);
