@@ -402,7 +402,8 @@ static void cpu_add_isa_level(AgentFactsContext *ctx, JsonBuilder *builder)
 	if (!agent_facts_cpuid(ctx, 0, 0, l0) || l0[0] < 1) {
 		agent_facts_builder_add_string(builder, "isa_level", NULL);
 		agent_facts_builder_add_string(builder, "isa_missing", NULL);
-		agent_facts_add_error(ctx, "cpu.isa_level", "no x86 CPUID");
+		agent_facts_add_error(ctx, "cpu.isa_level",
+		                      "no CPUID (not x86, or facts read under a sysroot)");
 		return;
 	}
 	agent_facts_cpuid(ctx, 1, 0, l1);

@@ -21,6 +21,7 @@ void cli_target_free(CliTarget *target)
 	g_strfreev(target->tags);
 	g_free(target->qmp);
 	g_free(target->agent_path);
+	g_strfreev(target->require_flags);
 	g_free(target->qga_domain);
 	g_free(target->origin);
 	g_free(target->error);
@@ -40,6 +41,8 @@ CliTarget *cli_target_copy(const CliTarget *target)
 	copy->tags = g_strdupv(target->tags);
 	copy->qmp = g_strdup(target->qmp);
 	copy->agent_path = g_strdup(target->agent_path);
+	copy->require_level = target->require_level;
+	copy->require_flags = g_strdupv(target->require_flags);
 	copy->qga_domain = g_strdup(target->qga_domain);
 	copy->origin = g_strdup(target->origin);
 	copy->error = g_strdup(target->error);
