@@ -6,7 +6,7 @@
 #include <sys/auxv.h>
 #endif
 
-#include "isa.h"
+#include "gb-isa.h"
 #include "util.h"
 
 #define CPUINFO_PATH "/proc/cpuinfo"
@@ -372,60 +372,29 @@ static void cpu_add_cpuid(AgentFactsContext *ctx, JsonBuilder *builder)
 	json_builder_end_object(builder);
 }
 
-static guint64 cpu_xcr0(AgentFactsContext *ctx, guint32 leaf1_ecx, guint32 max_leaf)
+static gboolean cpu_cpuid_adapter(guint32 leaf, guint32 subleaf, guint32 regs[4],
+                                  gpointer user_data)
 {
-	guint32 regs[4] = { 0 };
-
-	if (!((leaf1_ecx >> 27) & 1))
-		return 0;
-	if (ctx->cpuid == NULL) {
-#if defined(__x86_64__) || defined(__i386__)
-		guint32 lo, hi;
-		__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-		return (guint64)hi << 32 | lo;
-#endif
-	}
-	/* An injected CPUID has no XCR0: the states leaf 0xD says the CPU has,
-	 * which Linux enables for user space. */
-	if (max_leaf < 0xd || !agent_facts_cpuid(ctx, 0xd, 0, regs))
-		return 0;
-	return (guint64)regs[3] << 32 | regs[0];
+	return agent_facts_cpuid(user_data, leaf, subleaf, regs);
 }
 
 static void cpu_add_isa_level(AgentFactsContext *ctx, JsonBuilder *builder)
 {
-	guint32 l0[4] = { 0 }, l1[4] = { 0 }, l7[4] = { 0 }, x0[4] = { 0 }, x1[4] = { 0 };
 	g_autoptr(GPtrArray) missing = NULL;
-	AgentIsaInput in = { 0 };
-	guint level;
+	g_autofree char *name = NULL;
+	GbIsaInput in;
 
-	if (!agent_facts_cpuid(ctx, 0, 0, l0) || l0[0] < 1) {
+	if (!gb_isa_input_read(cpu_cpuid_adapter, ctx, ctx->cpuid == NULL, &in)) {
 		agent_facts_builder_add_string(builder, "isa_level", NULL);
 		agent_facts_builder_add_string(builder, "isa_missing", NULL);
 		agent_facts_add_error(ctx, "cpu.isa_level",
 		                      "no CPUID (not x86, or facts read under a sysroot)");
 		return;
 	}
-	agent_facts_cpuid(ctx, 1, 0, l1);
-	if (l0[0] >= 7)
-		agent_facts_cpuid(ctx, 7, 0, l7);
-	agent_facts_cpuid(ctx, 0x80000000, 0, x0);
-	if (x0[0] >= 0x80000001 && x0[0] <= 0x8000ffff)
-		agent_facts_cpuid(ctx, 0x80000001, 0, x1);
-	in.leaf1_ecx = l1[2];
-	in.leaf1_edx = l1[3];
-	in.leaf7_ebx = l7[1];
-	in.ext1_ecx = x1[2];
-	in.xcr0 = cpu_xcr0(ctx, l1[2], l0[0]);
-	level = agent_isa_level(&in, &missing);
-	json_builder_set_member_name(builder, "isa_level");
-	if (level > 0) {
-		g_autofree char *name = g_strdup_printf("x86-64-v%u", level);
-		json_builder_add_string_value(builder, name);
-	} else {
-		json_builder_add_null_value(builder);
+	name = gb_isa_level_name(gb_isa_level(&in, &missing));
+	agent_facts_builder_add_string(builder, "isa_level", name);
+	if (name == NULL)
 		agent_facts_add_error(ctx, "cpu.isa_level", "CPUID lacks the x86-64 baseline");
-	}
 	json_builder_set_member_name(builder, "isa_missing");
 	json_builder_begin_array(builder);
 	for (guint i = 0; i < missing->len; i++)

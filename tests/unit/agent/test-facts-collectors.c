@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "facts-test.h"
-#include "isa.h"
+#include "gb-isa.h"
 
 static const char *const fixtures[] = {
 	"kvm-host-model", "qemu64", "cpu-host", "virtio-scsi",    "nvme",
@@ -729,7 +729,7 @@ static void test_isa_level(void)
 	const guint32 ebx_v4 =
 	    ebx_v3 | (1u << 16) | (1u << 17) | (1u << 28) | (1u << 30) | (1u << 31);
 	struct {
-		AgentIsaInput in;
+		GbIsaInput in;
 		guint level;
 		const char *missing;
 	} cases[] = {
@@ -758,7 +758,7 @@ static void test_isa_level(void)
 	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
 		g_autoptr(GPtrArray) missing = NULL;
 		g_autofree char *joined = NULL;
-		guint level = agent_isa_level(&cases[i].in, &missing);
+		guint level = gb_isa_level(&cases[i].in, &missing);
 
 		g_ptr_array_add(missing, NULL);
 		joined = g_strjoinv(",", (char **)missing->pdata);

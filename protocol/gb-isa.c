@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "isa.h"
+#include "config.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include "gb-isa.h"
 
 /* XCR0 states: SSE (1), YMM (2); AVX-512: opmask (5), ZMM_Hi256 (6), Hi16_ZMM (7). */
 #define ISA_XCR0_YMM (G_GUINT64_CONSTANT(0x6))
@@ -55,7 +61,7 @@ static const IsaFeature isa_features[] = {
 	{ 4, "xcr0-zmm", ISA_XCR0_ZMM_ON, 0 }, /* the OS saves the AVX-512 state */
 };
 
-static gboolean isa_has(const AgentIsaInput *in, const IsaFeature *f)
+static gboolean isa_has(const GbIsaInput *in, const IsaFeature *f)
 {
 	switch (f->word) {
 	case ISA_L1_ECX:
@@ -74,7 +80,7 @@ static gboolean isa_has(const AgentIsaInput *in, const IsaFeature *f)
 	return FALSE;
 }
 
-static gboolean isa_level_complete(const AgentIsaInput *in, guint level, GPtrArray *missing)
+static gboolean isa_level_complete(const GbIsaInput *in, guint level, GPtrArray *missing)
 {
 	gboolean all = TRUE;
 
@@ -88,7 +94,7 @@ static gboolean isa_level_complete(const AgentIsaInput *in, guint level, GPtrArr
 	return all;
 }
 
-guint agent_isa_level(const AgentIsaInput *in, GPtrArray **missing)
+guint gb_isa_level(const GbIsaInput *in, GPtrArray **missing)
 {
 	guint level = 0;
 
@@ -98,4 +104,61 @@ guint agent_isa_level(const AgentIsaInput *in, GPtrArray **missing)
 	if (level < 4)
 		isa_level_complete(in, level + 1, *missing);
 	return level;
+}
+
+gboolean gb_isa_cpuid_live(guint32 leaf, guint32 subleaf, guint32 regs[4], gpointer user_data)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	/* the raw instruction: __get_cpuid_count() refuses the hypervisor range */
+	__cpuid_count(leaf, subleaf, regs[0], regs[1], regs[2], regs[3]);
+	return TRUE;
+#else
+	return FALSE;
+#endif
+}
+
+static guint64 gb_isa_xgetbv0(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	guint32 lo, hi;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return (guint64)hi << 32 | lo;
+#else
+	return 0;
+#endif
+}
+
+gboolean gb_isa_input_read(GbCpuidFunc cpuid, gpointer user_data, gboolean live, GbIsaInput *in)
+{
+	guint32 l0[4] = { 0 }, l1[4] = { 0 }, l7[4] = { 0 }, x0[4] = { 0 }, x1[4] = { 0 };
+	guint32 ld[4] = { 0 };
+
+	*in = (GbIsaInput){ 0 };
+	if (!cpuid(0, 0, l0, user_data) || l0[0] < 1)
+		return FALSE;
+	cpuid(1, 0, l1, user_data);
+	if (l0[0] >= 7)
+		cpuid(7, 0, l7, user_data);
+	cpuid(0x80000000, 0, x0, user_data);
+	if (x0[0] >= 0x80000001 && x0[0] <= 0x8000ffff)
+		cpuid(0x80000001, 0, x1, user_data);
+	in->leaf1_ecx = l1[2];
+	in->leaf1_edx = l1[3];
+	in->leaf7_ebx = l7[1];
+	in->ext1_ecx = x1[2];
+	/* XGETBV faults unless the OS set CR4.OSXSAVE, which CPUID reports */
+	if (!((l1[2] >> 27) & 1))
+		return TRUE;
+	if (live) {
+		in->xcr0 = gb_isa_xgetbv0();
+	} else if (l0[0] >= 0xd) {
+		cpuid(0xd, 0, ld, user_data);
+		in->xcr0 = (guint64)ld[3] << 32 | ld[0];
+	}
+	return TRUE;
+}
+
+char *gb_isa_level_name(guint level)
+{
+	return level > 0 ? g_strdup_printf("x86-64-v%u", level) : NULL;
 }
