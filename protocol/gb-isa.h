@@ -17,6 +17,8 @@ typedef struct {
 	guint64 xcr0;                 /* 0 when OSXSAVE is clear */
 } GbIsaInput;
 
+#define GB_ISA_LEVEL_MAX 4
+
 /*
  * The highest level (1..4) whose every feature is usable, as glibc's loader
  * decides (sysdeps/x86/get-isa-level.h: AVX, AVX2, FMA and F16C need the YMM

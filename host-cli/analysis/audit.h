@@ -46,8 +46,6 @@ typedef struct {
 	char **flags;    /* NULL-terminated cpuinfo names, or NULL */
 } CliAuditRequire;
 
-#define CLI_ISA_LEVEL_MAX 4
-
 /* "x86-64-v3" -> 3; anything else fails naming what is accepted. */
 gboolean cli_isa_level_parse(const char *str, guint *level, GError **error);
 /* "avx2,aes" -> a strv of flag names (kernel tokens, no repeats); fails on an empty or bad name. */

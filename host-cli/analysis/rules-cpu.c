@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "gb-error.h"
+#include "gb-isa.h"
 
 #include "analysis/rules.h"
 
@@ -279,7 +280,7 @@ gboolean cli_isa_level_parse(const char *str, guint *level, GError **error)
 	guint64 n = 0;
 
 	if (str == NULL || !g_str_has_prefix(str, "x86-64-v") ||
-	    !g_ascii_string_to_unsigned(str + strlen("x86-64-v"), 10, 1, CLI_ISA_LEVEL_MAX, &n,
+	    !g_ascii_string_to_unsigned(str + strlen("x86-64-v"), 10, 1, GB_ISA_LEVEL_MAX, &n,
 	                                NULL)) {
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 		            "invalid ISA level '%s' (expected x86-64-v1, x86-64-v2, x86-64-v3 or "
@@ -298,9 +299,10 @@ char **cli_cpu_flags_parse(const char *list, GError **error)
 	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
 
 	if (names[0] == NULL) {
-		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		                    "invalid CPU flag '' in '' (expected a comma list of /proc/cpuinfo "
-		                    "flag names such as avx2,aes)");
+		g_set_error_literal(
+		    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		    "invalid CPU flag '' in '' (expected a comma list of /proc/cpuinfo "
+		    "flag names such as avx2,aes)");
 		return NULL;
 	}
 	for (guint i = 0; names[i] != NULL; i++) {
