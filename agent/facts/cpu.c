@@ -157,7 +157,10 @@ static void cpu_hypervisor_from_cpuid(AgentFactsContext *ctx, CpuHypervisor *hv)
 			break;
 		cpu_regs_to_signature(regs, sig);
 		vendor = cpu_signature_vendor(sig);
-		if (memcmp(sig, "\0\0\0\0\0\0\0\0\0\0\0\0", 12) != 0) {
+		/* A hypervisor's leaf says in EAX how far its own range goes; past the
+		 * range some CPUs (TCG's max model) repeat other leaves' data. */
+		if (regs[0] >= base && regs[0] <= base + 0xff &&
+		    memcmp(sig, "\0\0\0\0\0\0\0\0\0\0\0\0", 12) != 0) {
 			g_autofree char *esc = cpu_signature_escape(sig);
 			if (hv->leaves == NULL)
 				hv->leaves = g_ptr_array_new_with_free_func(g_free);
