@@ -4,6 +4,7 @@
 #include "gb-bench-limits.h"
 #include "gb-error.h"
 #include "gb-framer.h"
+#include "gb-isa.h"
 #include "gb-json.h"
 #include "gb-message.h"
 #include "gb-netbench.h"

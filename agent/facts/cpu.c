@@ -6,6 +6,7 @@
 #include <sys/auxv.h>
 #endif
 
+#include "gb-isa.h"
 #include "util.h"
 
 #define CPUINFO_PATH "/proc/cpuinfo"
@@ -131,6 +132,8 @@ typedef struct {
 	const char *vendor; /* static string, or raw_vendor */
 	char *raw;          /* escaped signature */
 	const char *source;
+	/* Each non-empty leaf as three strings: "0x4000XX00", escaped signature, vendor or "". */
+	GPtrArray *leaves;
 } CpuHypervisor;
 
 static void cpu_hypervisor_from_cpuid(AgentFactsContext *ctx, CpuHypervisor *hv)
@@ -154,6 +157,17 @@ static void cpu_hypervisor_from_cpuid(AgentFactsContext *ctx, CpuHypervisor *hv)
 			break;
 		cpu_regs_to_signature(regs, sig);
 		vendor = cpu_signature_vendor(sig);
+		/* A hypervisor's leaf says in EAX how far its own range goes; past the
+		 * range some CPUs (TCG's max model) repeat other leaves' data. */
+		if (regs[0] >= base && regs[0] <= base + 0xff &&
+		    memcmp(sig, "\0\0\0\0\0\0\0\0\0\0\0\0", 12) != 0) {
+			g_autofree char *esc = cpu_signature_escape(sig);
+			if (hv->leaves == NULL)
+				hv->leaves = g_ptr_array_new_with_free_func(g_free);
+			g_ptr_array_add(hv->leaves, g_strdup_printf("0x%08x", base));
+			g_ptr_array_add(hv->leaves, g_steal_pointer(&esc));
+			g_ptr_array_add(hv->leaves, g_strdup(vendor != NULL ? vendor : ""));
+		}
 		if (vendor != NULL) {
 			hv->vendor = vendor;
 			g_free(hv->raw);
@@ -195,6 +209,9 @@ static void cpu_hypervisor_scan(AgentFactsContext *ctx, CpuHypervisor *hv)
 	}
 	*hv = cached;
 	hv->raw = g_strdup(cached.raw);
+	hv->leaves = cached.leaves != NULL
+	                 ? g_ptr_array_copy(cached.leaves, (GCopyFunc)g_strdup, NULL)
+	                 : NULL;
 	if (cached.vendor != NULL && cached.vendor == cached.raw)
 		hv->vendor = hv->raw;
 }
@@ -217,6 +234,56 @@ static void cpu_hypervisor_from_dmi(AgentFactsContext *ctx, CpuHypervisor *hv)
 static gboolean cpu_flags_have(char **flags, const char *flag)
 {
 	return flags != NULL && g_strv_contains((const char *const *)flags, flag);
+}
+
+/*
+ * Which hypervisor interface the guest kernel took. The kernel logs it
+ * ("Hypervisor detected: ...") but the log is not readable here, so only what
+ * it left in sysfs decides: /sys/hypervisor/type (Xen) or a paravirtual
+ * clocksource in use; otherwise the vendor is null and the evidence says why.
+ */
+static void cpu_add_hypervisor_kernel(AgentFactsContext *ctx, JsonBuilder *builder,
+                                      gboolean present)
+{
+	static const struct {
+		const char *clocksource;
+		const char *vendor;
+	} paravirt[] = {
+		{ "kvm-clock", "KVM" },
+		{ "hyperv_clocksource_tsc_page", "Microsoft Hv" },
+		{ "hyperv_clocksource_msr", "Microsoft Hv" },
+		{ "xen", "Xen" },
+	};
+	g_autofree char *type = agent_facts_read_line(ctx->sysroot, "/sys/hypervisor/type", NULL);
+	g_autofree char *clock = agent_facts_read_line(
+	    ctx->sysroot, "/sys/devices/system/clocksource/clocksource0/current_clocksource", NULL);
+	g_autofree char *evidence = NULL;
+	const char *vendor = NULL;
+
+	if (type != NULL && g_ascii_strcasecmp(type, "xen") == 0) {
+		vendor = "Xen";
+		evidence = g_strdup("/sys/hypervisor/type: xen");
+	}
+	for (guint i = 0; vendor == NULL && clock != NULL && i < G_N_ELEMENTS(paravirt); i++) {
+		if (g_strcmp0(clock, paravirt[i].clocksource) == 0) {
+			vendor = paravirt[i].vendor;
+			evidence = g_strdup_printf("clocksource %s", clock);
+		}
+	}
+	if (vendor == NULL && !present)
+		evidence = g_strdup("no hypervisor");
+	else if (vendor == NULL && clock != NULL && agent_facts_is_token(clock))
+		evidence =
+		    g_strdup_printf("unknown: clocksource %s is not paravirtual and there is "
+		                    "no /sys/hypervisor/type",
+		                    clock);
+	else if (vendor == NULL)
+		evidence = g_strdup("unknown: no current clocksource and no /sys/hypervisor/type");
+	json_builder_set_member_name(builder, "kernel");
+	json_builder_begin_object(builder);
+	agent_facts_builder_add_string(builder, "vendor", vendor);
+	agent_facts_builder_add_string(builder, "evidence", evidence);
+	json_builder_end_object(builder);
 }
 
 static void cpu_add_hypervisor(AgentFactsContext *ctx, JsonBuilder *builder, gboolean have_cpuid,
@@ -248,8 +315,23 @@ static void cpu_add_hypervisor(AgentFactsContext *ctx, JsonBuilder *builder, gbo
 	agent_facts_builder_add_string(builder, "signature", hv.present ? hv.raw : NULL);
 	agent_facts_builder_add_string(builder, "source",
 	                               hv.present || have_cpuid ? hv.source : NULL);
+	json_builder_set_member_name(builder, "signatures");
+	json_builder_begin_array(builder);
+	for (guint i = 0; hv.leaves != NULL && i + 2 < hv.leaves->len; i += 3) {
+		const char *vendor = g_ptr_array_index(hv.leaves, i + 2);
+		json_builder_begin_object(builder);
+		agent_facts_builder_add_string(builder, "leaf", g_ptr_array_index(hv.leaves, i));
+		agent_facts_builder_add_string(builder, "signature",
+		                               g_ptr_array_index(hv.leaves, i + 1));
+		agent_facts_builder_add_string(builder, "vendor",
+		                               vendor[0] != '\0' ? vendor : NULL);
+		json_builder_end_object(builder);
+	}
+	json_builder_end_array(builder);
+	cpu_add_hypervisor_kernel(ctx, builder, hv.present);
 	json_builder_end_object(builder);
 	g_free(hv.raw);
+	g_clear_pointer(&hv.leaves, g_ptr_array_unref);
 }
 
 static void cpu_add_bit(JsonBuilder *builder, const char *name, guint32 reg, guint bit)
@@ -290,6 +372,234 @@ static void cpu_add_cpuid(AgentFactsContext *ctx, JsonBuilder *builder)
 	cpu_add_bit(builder, "sha", l7[1], 29);
 	cpu_add_bit(builder, "vmx", l1[2], 5);
 	cpu_add_bit(builder, "svm", x1[2], 2);
+	json_builder_end_object(builder);
+}
+
+static gboolean cpu_cpuid_adapter(guint32 leaf, guint32 subleaf, guint32 regs[4],
+                                  gpointer user_data)
+{
+	return agent_facts_cpuid(user_data, leaf, subleaf, regs);
+}
+
+static void cpu_add_isa_level(AgentFactsContext *ctx, JsonBuilder *builder)
+{
+	g_autoptr(GPtrArray) missing = NULL;
+	g_autofree char *name = NULL;
+	GbIsaInput in;
+
+	if (!gb_isa_input_read(cpu_cpuid_adapter, ctx, ctx->cpuid == NULL, &in)) {
+		agent_facts_builder_add_string(builder, "isa_level", NULL);
+		agent_facts_builder_add_string(builder, "isa_missing", NULL);
+		agent_facts_add_error(ctx, "cpu.isa_level",
+		                      "no CPUID (not x86, or facts read under a sysroot)");
+		return;
+	}
+	name = gb_isa_level_name(gb_isa_level(&in, &missing));
+	agent_facts_builder_add_string(builder, "isa_level", name);
+	if (name == NULL)
+		agent_facts_add_error(ctx, "cpu.isa_level", "CPUID lacks the x86-64 baseline");
+	json_builder_set_member_name(builder, "isa_missing");
+	json_builder_begin_array(builder);
+	for (guint i = 0; i < missing->len; i++)
+		json_builder_add_string_value(builder, g_ptr_array_index(missing, i));
+	json_builder_end_array(builder);
+}
+
+#define CPU_VULN_DIR "/sys/devices/system/cpu/vulnerabilities"
+/* A sysfs attribute is at most a page: anything longer is not the kernel's. */
+#define CPU_SYSFS_PAGE 4096
+
+/* "32K", "1024K", "8M" or plain bytes, as cache/indexN/size says. */
+static gboolean cpu_parse_cache_size(const char *text, gint64 *bytes)
+{
+	g_autofree char *digits = g_strdup(text);
+	gsize len = strlen(digits);
+	gint64 mult = 1;
+
+	if (len > 0 &&
+	    (digits[len - 1] == 'K' || digits[len - 1] == 'M' || digits[len - 1] == 'G')) {
+		mult = digits[len - 1] == 'K'   ? 1024
+		       : digits[len - 1] == 'M' ? 1024 * 1024
+		                                : 1024 * 1024 * 1024;
+		digits[len - 1] = '\0';
+	}
+	if (!agent_facts_parse_int(digits, 0, G_MAXINT64 / (1024 * 1024 * 1024), bytes, NULL))
+		return FALSE;
+	*bytes *= mult;
+	return TRUE;
+}
+
+static void cpu_add_caches(AgentFactsContext *ctx, JsonBuilder *builder, guint32 cpu)
+{
+	g_autofree char *dir = g_strdup_printf("/sys/devices/system/cpu/cpu%u/cache", cpu);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) names = agent_facts_list_dir(ctx->sysroot, dir, &error);
+
+	json_builder_set_member_name(builder, "caches");
+	if (names == NULL) {
+		json_builder_add_null_value(builder);
+		agent_facts_add_error(ctx, "cpu.topology.caches", error->message);
+		return;
+	}
+	json_builder_begin_array(builder);
+	for (guint i = 0; i < names->len; i++) {
+		const char *name = g_ptr_array_index(names, i);
+		g_autofree char *base = g_strdup_printf("%s/%s", dir, name);
+		g_autofree char *p_level = g_strdup_printf("%s/level", base);
+		g_autofree char *p_type = g_strdup_printf("%s/type", base);
+		g_autofree char *p_size = g_strdup_printf("%s/size", base);
+		g_autofree char *p_shared = g_strdup_printf("%s/shared_cpu_list", base);
+		g_autofree char *type = NULL;
+		g_autofree char *size = NULL;
+		g_autofree char *shared = NULL;
+		g_autoptr(GArray) shared_cpus = NULL;
+		gint64 level = 0, bytes = 0;
+
+		if (!g_str_has_prefix(name, "index"))
+			continue;
+		json_builder_begin_object(builder);
+		json_builder_set_member_name(builder, "level");
+		if (agent_facts_read_int(ctx->sysroot, p_level, 0, 9, &level, NULL))
+			json_builder_add_int_value(builder, level);
+		else
+			json_builder_add_null_value(builder);
+		type = agent_facts_read_line(ctx->sysroot, p_type, NULL);
+		if (type != NULL && !agent_facts_is_token(type))
+			g_clear_pointer(&type, g_free);
+		agent_facts_builder_add_string(builder, "type", type);
+		size = agent_facts_read_line(ctx->sysroot, p_size, NULL);
+		json_builder_set_member_name(builder, "size_bytes");
+		if (size != NULL && cpu_parse_cache_size(size, &bytes))
+			json_builder_add_int_value(builder, bytes);
+		else
+			json_builder_add_null_value(builder);
+		shared = agent_facts_read_line(ctx->sysroot, p_shared, NULL);
+		if (shared != NULL)
+			shared_cpus = agent_facts_parse_cpulist(shared, NULL);
+		json_builder_set_member_name(builder, "shared_by");
+		if (shared_cpus != NULL && shared_cpus->len > 0)
+			json_builder_add_int_value(builder, shared_cpus->len);
+		else
+			json_builder_add_null_value(builder);
+		json_builder_end_object(builder);
+		if (type == NULL || size == NULL || shared_cpus == NULL || level == 0) {
+			g_autofree char *member = g_strdup_printf("cpu.topology.caches.%s", name);
+			agent_facts_add_error(ctx, member,
+			                      "level, type, size or shared_cpu_list "
+			                      "missing or unreadable");
+		}
+	}
+	json_builder_end_array(builder);
+}
+
+static gboolean cpu_topology_id(AgentFactsContext *ctx, guint32 cpu, const char *file, gint64 *id)
+{
+	g_autofree char *path =
+	    g_strdup_printf("/sys/devices/system/cpu/cpu%u/topology/%s", cpu, file);
+	return agent_facts_read_int(ctx->sysroot, path, -1, G_MAXINT32, id, NULL);
+}
+
+static void cpu_add_int_or_null(JsonBuilder *builder, const char *member, gboolean ok, gint64 v)
+{
+	json_builder_set_member_name(builder, member);
+	if (ok)
+		json_builder_add_int_value(builder, v);
+	else
+		json_builder_add_null_value(builder);
+}
+
+/* Sockets, dies, cores and threads as lscpu counts them: distinct ids over the online CPUs. */
+static void cpu_add_topology(AgentFactsContext *ctx, JsonBuilder *builder)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *online =
+	    agent_facts_read_line(ctx->sysroot, "/sys/devices/system/cpu/online", &error);
+	g_autoptr(GArray) cpus = online != NULL ? agent_facts_parse_cpulist(online, &error) : NULL;
+	g_autoptr(GHashTable) sockets = g_hash_table_new(g_int64_hash, g_int64_equal);
+	g_autoptr(GHashTable) dies = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GHashTable) cores = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GArray) keys = g_array_new(FALSE, FALSE, sizeof(gint64));
+	gboolean ids_ok = TRUE;
+
+	json_builder_set_member_name(builder, "topology");
+	if (cpus == NULL || cpus->len == 0) {
+		json_builder_add_null_value(builder);
+		agent_facts_add_error(ctx, "cpu.topology",
+		                      error != NULL ? error->message
+		                                    : "/sys/devices/system/cpu/online: empty");
+		return;
+	}
+	g_array_set_size(keys, cpus->len);
+	for (guint i = 0; i < cpus->len && ids_ok; i++) {
+		guint32 cpu = g_array_index(cpus, guint32, i);
+		gint64 pkg = 0, die = 0, core = 0;
+
+		ids_ok = cpu_topology_id(ctx, cpu, "physical_package_id", &pkg) &&
+		         cpu_topology_id(ctx, cpu, "core_id", &core);
+		/* die_id came with Linux 5.2; older kernels have one die per socket. */
+		if (!cpu_topology_id(ctx, cpu, "die_id", &die))
+			die = 0;
+		g_array_index(keys, gint64, i) = pkg;
+		g_hash_table_add(sockets, &g_array_index(keys, gint64, i));
+		g_hash_table_add(
+		    dies, g_strdup_printf("%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT, pkg, die));
+		g_hash_table_add(cores, g_strdup_printf("%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT
+		                                        ":%" G_GINT64_FORMAT,
+		                                        pkg, die, core));
+	}
+	json_builder_begin_object(builder);
+	if (!ids_ok)
+		agent_facts_add_error(ctx, "cpu.topology.sockets",
+		                      "cpuN/topology/physical_package_id or core_id unreadable");
+	cpu_add_int_or_null(builder, "cpus", TRUE, cpus->len);
+	cpu_add_int_or_null(builder, "sockets", ids_ok, g_hash_table_size(sockets));
+	cpu_add_int_or_null(builder, "dies", ids_ok, g_hash_table_size(dies));
+	cpu_add_int_or_null(builder, "cores_per_socket", ids_ok,
+	                    ids_ok ? g_hash_table_size(cores) / g_hash_table_size(sockets) : 0);
+	cpu_add_int_or_null(builder, "threads_per_core", ids_ok,
+	                    ids_ok ? cpus->len / g_hash_table_size(cores) : 0);
+	cpu_add_caches(ctx, builder, g_array_index(cpus, guint32, 0));
+	json_builder_end_object(builder);
+}
+
+/* Each file of the directory as name -> the kernel's text (its line, trimmed). */
+static void cpu_add_vulnerabilities(AgentFactsContext *ctx, JsonBuilder *builder)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) names = agent_facts_list_dir(ctx->sysroot, CPU_VULN_DIR, &error);
+
+	json_builder_set_member_name(builder, "vulnerabilities");
+	if (names == NULL) {
+		json_builder_add_null_value(builder);
+		agent_facts_add_error(ctx, "cpu.vulnerabilities", error->message);
+		return;
+	}
+	json_builder_begin_object(builder);
+	for (guint i = 0; i < names->len; i++) {
+		const char *name = g_ptr_array_index(names, i);
+		g_autofree char *path = g_strdup_printf(CPU_VULN_DIR "/%s", name);
+		g_autoptr(GError) error_file = NULL;
+		g_autofree char *text = NULL;
+
+		if (!agent_facts_is_token(name))
+			continue;
+		text = agent_facts_read_line(ctx->sysroot, path, &error_file);
+		if (text != NULL && strlen(text) > CPU_SYSFS_PAGE) {
+			g_clear_pointer(&text, g_free);
+			g_set_error(&error_file, GB_ERROR, GB_ERROR_PARSE,
+			            "%s: longer than a sysfs page (%d bytes)", path,
+			            CPU_SYSFS_PAGE);
+		} else if (text != NULL && strchr(text, '\n') != NULL) {
+			g_clear_pointer(&text, g_free);
+			g_set_error(&error_file, GB_ERROR, GB_ERROR_PARSE, "%s: more than one line",
+			            path);
+		}
+		agent_facts_builder_add_string(builder, name, text);
+		if (text == NULL) {
+			g_autofree char *member = g_strdup_printf("cpu.vulnerabilities.%s", name);
+			agent_facts_add_error(ctx, member, error_file->message);
+		}
+	}
 	json_builder_end_object(builder);
 }
 
@@ -493,6 +803,9 @@ JsonNode *agent_facts_collect_cpu(AgentFactsContext *ctx)
 
 	cpu_add_hypervisor(ctx, builder, have_cpuid, flags);
 	cpu_add_cpuid(ctx, builder);
+	cpu_add_isa_level(ctx, builder);
+	cpu_add_vulnerabilities(ctx, builder);
+	cpu_add_topology(ctx, builder);
 
 	json_builder_end_object(builder);
 	return json_builder_get_root(builder);

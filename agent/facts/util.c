@@ -6,10 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
+#include "gb-isa.h"
 #include "util.h"
 
 /* Same limit as the kernel's MAXSYMLINKS. */
@@ -376,17 +373,8 @@ gboolean agent_facts_cpuid(AgentFactsContext *ctx, guint32 leaf, guint32 subleaf
 {
 	if (ctx->cpuid != NULL)
 		return ctx->cpuid(leaf, subleaf, regs, ctx->cpuid_data);
-#if defined(__x86_64__) || defined(__i386__)
-	/*
-	 * __get_cpuid_count() refuses leaves above the basic maximum, which
-	 * rules out the hypervisor range 0x40000000: callers check the maximum
-	 * leaves themselves, so use the raw instruction.
-	 */
-	__cpuid_count(leaf, subleaf, regs[0], regs[1], regs[2], regs[3]);
-	return TRUE;
-#else
-	return FALSE;
-#endif
+	/* the raw instruction: callers check the maximum leaves themselves */
+	return gb_isa_cpuid_live(leaf, subleaf, regs, NULL);
 }
 
 void agent_facts_builder_add_string(JsonBuilder *builder, const char *member, const char *value)

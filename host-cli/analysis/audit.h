@@ -37,6 +37,20 @@ typedef struct {
 	const char *summary; /* one line, for --list-rules and docs */
 } CliAuditRuleInfo;
 
+/*
+ * What the operator requires of every guest (audit --require-level,
+ * --require-flags, or the inventory's require_level=, require_flags=).
+ */
+typedef struct {
+	guint isa_level; /* 1..4 for x86-64-v1..v4; 0: nothing required */
+	char **flags;    /* NULL-terminated cpuinfo names, or NULL */
+} CliAuditRequire;
+
+/* "x86-64-v3" -> 3; anything else fails naming what is accepted. */
+gboolean cli_isa_level_parse(const char *str, guint *level, GError **error);
+/* "avx2,aes" -> a strv of flag names (kernel tokens, no repeats); fails on an empty or bad name. */
+char **cli_cpu_flags_parse(const char *list, GError **error);
+
 /* The rules table, in the order the rules run; *n_rules is set to its length. */
 const CliAuditRuleInfo *cli_audit_rules(guint *n_rules);
 
@@ -48,6 +62,8 @@ const CliAuditRuleInfo *cli_audit_rules(guint *n_rules);
 GPtrArray *cli_audit_run(JsonObject *facts);
 /* The same on facts already read (cli_facts_new()). */
 GPtrArray *cli_audit_run_facts(const CliFacts *facts);
+/* The same with requirements (require may be NULL: nothing required). */
+GPtrArray *cli_audit_run_require(const CliFacts *facts, const CliAuditRequire *require);
 
 /* "PASS", "NOTE", "WARN", "FAIL". */
 const char *cli_level_to_string(CliLevel level);

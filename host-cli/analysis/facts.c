@@ -179,6 +179,35 @@ static void facts_read_int_array(CliFacts *facts, CliFactIntArray *out, const Cl
 		facts_wrong_type(facts, &out->fact, "array of integers");
 }
 
+static void facts_read_str_map(CliFacts *facts, CliFactStrMap *out, const CliFactsNode *parent,
+                               JsonObject *obj, const char *member)
+{
+	JsonObject *child = NULL;
+	g_autoptr(GList) members = NULL;
+	g_autoptr(GPtrArray) names = g_ptr_array_new();
+	g_autoptr(GPtrArray) texts = g_ptr_array_new();
+
+	if (!facts_place(facts, &out->fact, parent, obj, member))
+		return;
+	if (!gb_json_get_object(obj, member, GB_JSON_REQUIRED, &child, NULL)) {
+		facts_wrong_type(facts, &out->fact, "object of strings");
+		return;
+	}
+	members = json_object_get_members(child);
+	for (GList *l = members; l != NULL; l = l->next) {
+		const char *text = NULL;
+		if (!gb_json_get_string(child, l->data, GB_JSON_REQUIRED, &text, NULL))
+			text = NULL;
+		g_ptr_array_add(names, g_strdup(l->data));
+		g_ptr_array_add(texts, g_strdup(text));
+	}
+	g_ptr_array_add(names, NULL);
+	g_ptr_array_add(texts, NULL);
+	out->names = (char **)g_ptr_array_free(g_steal_pointer(&names), FALSE);
+	/* texts may hold NULLs before its end: freed by length, not as a strv */
+	out->texts = (char **)g_ptr_array_free(g_steal_pointer(&texts), FALSE);
+}
+
 /* An object member; returns its JsonObject, or NULL when it cannot be read. */
 static JsonObject *facts_read_node(CliFacts *facts, CliFactsNode *node, const CliFactsNode *parent,
                                    JsonObject *obj, const char *member)
@@ -325,6 +354,9 @@ static void facts_read_cpu(CliFacts *facts, JsonObject *root)
 	cpuid_obj = facts_read_node(facts, &cpu->cpuid.node, &cpu->node, obj, "cpuid");
 	facts_read_bool(facts, &cpu->cpuid.aes, &cpu->cpuid.node, cpuid_obj, "aes");
 	facts_read_bool(facts, &cpu->cpuid.pclmulqdq, &cpu->cpuid.node, cpuid_obj, "pclmulqdq");
+	facts_read_string(facts, &cpu->isa_level, &cpu->node, obj, "isa_level");
+	facts_read_strv(facts, &cpu->isa_missing, &cpu->node, obj, "isa_missing");
+	facts_read_str_map(facts, &cpu->vulnerabilities, &cpu->node, obj, "vulnerabilities");
 }
 
 static void facts_numa_node_free(gpointer data)
@@ -534,6 +566,14 @@ void cli_facts_free(CliFacts *facts)
 	g_free(facts->cpu.hypervisor.signature.value);
 	g_free(facts->cpu.hypervisor.source.value);
 	facts_node_clear(&facts->cpu.cpuid.node);
+	g_free(facts->cpu.isa_level.value);
+	g_strfreev(facts->cpu.isa_missing.value);
+	if (facts->cpu.vulnerabilities.names != NULL) {
+		for (guint i = 0; facts->cpu.vulnerabilities.names[i] != NULL; i++)
+			g_free(facts->cpu.vulnerabilities.texts[i]);
+		g_free(facts->cpu.vulnerabilities.texts);
+		g_strfreev(facts->cpu.vulnerabilities.names);
+	}
 
 	facts_node_clear(&facts->memory.node);
 	g_free(facts->memory.thp.value);

@@ -75,6 +75,13 @@ typedef struct {
 	GArray *value; /* gint64; wrong type if any element is not an integer */
 } CliFactIntArray;
 
+/* An object of strings (name -> text): a member that is not a string reads as NULL text. */
+typedef struct {
+	CliFact fact;
+	char **names; /* NULL-terminated, in document order */
+	char **texts; /* same length; an element is NULL when that member is not a string */
+} CliFactStrMap;
+
 /* An array of objects: every element is kept, objects or not, in order. */
 typedef struct {
 	CliFact fact;
@@ -117,6 +124,9 @@ typedef struct {
 	CliFactStrv flags;
 	CliFactsHypervisor hypervisor;
 	CliFactsCpuid cpuid;
+	CliFactString isa_level; /* "x86-64-v2"; absent from agents before it */
+	CliFactStrv isa_missing;
+	CliFactStrMap vulnerabilities; /* name -> the kernel's text */
 } CliFactsCpu;
 
 typedef struct {

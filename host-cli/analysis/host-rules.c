@@ -317,10 +317,18 @@ static void rule_cpu_no_aesni(CliHostCtx *ctx)
 	        "+aes,+pclmulqdq to the named model");
 }
 
+const char *const cli_host_spec_ctrl_flags[] = {
+	"md_clear",  "spec_ctrl", "ssbd",  "virt_ssbd", "arch_capabilities",
+	"flush_l1d", "ibpb",      "stibp", NULL,
+};
+
 static void rule_cpu_hidden(CliHostCtx *ctx)
 {
 	char *const *guest = ctx_guest_flags(ctx);
 	g_autoptr(GString) hidden = g_string_new(NULL);
+	g_autoptr(GString) spec_plus = g_string_new(NULL);
+	g_autoptr(GString) spec_xml = g_string_new(NULL);
+	g_autofree char *hint = NULL;
 	g_autoptr(GError) error = NULL;
 	g_auto(GStrv) offer = NULL;
 	g_autofree char *detail = NULL;
@@ -339,9 +347,16 @@ static void rule_cpu_hidden(CliHostCtx *ctx)
 	if (cpu_offer == NULL)
 		return;
 	for (guint i = 0; offer[i] != NULL; i++) {
-		if (!g_strv_contains((const char *const *)guest, offer[i]))
-			g_string_append_printf(hidden, "%s%s", hidden->len > 0 ? ", " : "",
-			                       offer[i]);
+		if (g_strv_contains((const char *const *)guest, offer[i]))
+			continue;
+		g_string_append_printf(hidden, "%s%s", hidden->len > 0 ? ", " : "", offer[i]);
+		if (g_strv_contains(cli_host_spec_ctrl_flags, offer[i])) {
+			g_autofree char *prop = g_strdelimit(g_strdup(offer[i]), "_", '-');
+			g_string_append_printf(spec_plus, ",+%s", prop);
+			if (spec_xml->len == 0)
+				g_string_append_printf(
+				    spec_xml, "<feature policy='require' name='%s'/>", prop);
+		}
 	}
 	if (hidden->len == 0) {
 		detail = g_strdup_printf("the guest sees every flag that matters of QEMU's '%s' "
@@ -352,8 +367,18 @@ static void rule_cpu_hidden(CliHostCtx *ctx)
 	}
 	detail = g_strdup_printf("QEMU's '%s' model could give %s, the guest does not get it",
 	                         model, hidden->str);
-	ctx_add(ctx, "HOST-CPU-HIDDEN", CLI_LEVEL_NOTE, "cpu", detail,
-	        "host-passthrough/host-model (-cpu host) passes them through");
+	if (spec_plus->len == 0) {
+		ctx_add(ctx, "HOST-CPU-HIDDEN", CLI_LEVEL_NOTE, "cpu", detail,
+		        "host-passthrough/host-model (-cpu host) passes them through");
+		return;
+	}
+	/* mitigation bits: the guest kernel cannot use the host's mitigations without them */
+	hint =
+	    g_strdup_printf("host-passthrough/host-model (-cpu host) passes them through; to keep "
+	                    "a named model, add the mitigation bits: -cpu MODEL%s (libvirt %s "
+	                    "for each)",
+	                    spec_plus->str, spec_xml->str);
+	ctx_add(ctx, "HOST-CPU-HIDDEN", CLI_LEVEL_NOTE, "cpu", detail, hint);
 }
 
 static void rule_view_errors_report(CliHostCtx *ctx)

@@ -20,6 +20,13 @@ GPtrArray *cli_host_rules_run(JsonObject *guest_facts, JsonObject *host_view);
 /* The same on guest facts already read (cli_facts_new(); an empty document when there are none). */
 GPtrArray *cli_host_rules_run_facts(const CliFacts *guest_facts, JsonObject *host_view);
 
+/*
+ * The speculation-control flags a named CPU model may hide from a guest, as
+ * /proc/cpuinfo names them (QEMU's properties spell them with '-'),
+ * NULL-terminated. The host view offers them and HOST-CPU-HIDDEN lists them.
+ */
+extern const char *const cli_host_spec_ctrl_flags[];
+
 /* The HOST-* rules table, in run order; *n_rules is set to its length. */
 const CliAuditRuleInfo *cli_host_rules(guint *n_rules);
 

@@ -3,6 +3,9 @@
 
 #include <string.h>
 
+#include "gb-error.h"
+#include "gb-isa.h"
+
 #include "analysis/rules.h"
 
 /* The CPU rules: model, flags, CPUID, hypervisor. */
@@ -270,4 +273,255 @@ void cli_rule_cpu_hypervisor(CliAuditCtx *ctx)
 		cli_rule_pass(ctx, "cpu", detail);
 		return;
 	}
+}
+
+gboolean cli_isa_level_parse(const char *str, guint *level, GError **error)
+{
+	guint64 n = 0;
+
+	if (str == NULL || !g_str_has_prefix(str, "x86-64-v") ||
+	    !g_ascii_string_to_unsigned(str + strlen("x86-64-v"), 10, 1, GB_ISA_LEVEL_MAX, &n,
+	                                NULL)) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "invalid ISA level '%s' (expected x86-64-v1, x86-64-v2, x86-64-v3 or "
+		            "x86-64-v4)",
+		            str != NULL ? str : "");
+		return FALSE;
+	}
+	*level = (guint)n;
+	return TRUE;
+}
+
+char **cli_cpu_flags_parse(const char *list, GError **error)
+{
+	g_auto(GStrv) names = g_strsplit(list, ",", -1);
+	g_autoptr(GStrvBuilder) builder = g_strv_builder_new();
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+
+	if (names[0] == NULL) {
+		g_set_error_literal(
+		    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		    "invalid CPU flag '' in '' (expected a comma list of /proc/cpuinfo "
+		    "flag names such as avx2,aes)");
+		return NULL;
+	}
+	for (guint i = 0; names[i] != NULL; i++) {
+		const char *name = g_strstrip(names[i]);
+		gboolean ok = name[0] != '\0' && strlen(name) <= 64;
+
+		for (const char *c = name; ok && *c != '\0'; c++)
+			ok = g_ascii_isalnum(*c) || *c == '_' || *c == '-' || *c == '.';
+		if (!ok) {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "invalid CPU flag '%s' in '%s' (expected a comma list of "
+			            "/proc/cpuinfo flag names such as avx2,aes)",
+			            name, list);
+			return NULL;
+		}
+		if (!g_hash_table_add(seen, (gpointer)name))
+			continue;
+		g_strv_builder_add(builder, name);
+	}
+	return g_strv_builder_end(builder);
+}
+
+/* The named QEMU models (and libvirt's spelling) that reach each level. */
+static const char *isa_level_hint(guint level)
+{
+	switch (level) {
+	case 2:
+		return "use -cpu host (libvirt <cpu mode='host-passthrough'/>), host-model, or a "
+		       "named "
+		       "model of x86-64-v2 or newer: Nehalem-v2, EPYC-v1 or later (libvirt <cpu "
+		       "mode='custom'><model>Nehalem</model></cpu>); qemu64, kvm64 and qemu32 are "
+		       "x86-64-v1";
+	case 3:
+		return "use -cpu host (libvirt <cpu mode='host-passthrough'/>), host-model, or a "
+		       "named "
+		       "model of x86-64-v3 or newer: Haswell-v4 (Haswell-noTSX), "
+		       "Skylake-Client-v4, "
+		       "EPYC-v1 or later (libvirt <cpu "
+		       "mode='custom'><model>Haswell-noTSX</model></cpu>)";
+	default:
+		return "use -cpu host (libvirt <cpu mode='host-passthrough'/>), host-model, or a "
+		       "named "
+		       "model with AVX-512: Skylake-Server-v4, Cascadelake-Server, Icelake-Server, "
+		       "EPYC-Genoa (libvirt <cpu "
+		       "mode='custom'><model>Icelake-Server</model></cpu>)";
+	}
+}
+
+void cli_rule_cpu_isa_level(CliAuditCtx *ctx)
+{
+	const CliFactsCpu *cpu = &ctx->facts->cpu;
+	guint required = ctx->require->isa_level;
+	g_autofree char *missing = NULL;
+	g_autofree char *detail = NULL;
+	g_autofree char *required_name = NULL;
+	guint level = 0;
+
+	cli_rule_need(ctx, &cpu->node.fact, FALSE);
+	if (cpu_arch(ctx) != CLI_ARCH_X86)
+		return;
+	/* agents before isa_level do not send it: only a requirement makes it needed */
+	required_name = g_strdup_printf("x86-64-v%u", required);
+	if (!cli_rule_need(ctx, &cpu->isa_level.fact, required == 0) ||
+	    !cli_isa_level_parse(cpu->isa_level.value, &level, NULL)) {
+		if (cli_fact_ok(&cpu->isa_level.fact))
+			cli_rule_note(ctx, &cpu->isa_level.fact);
+		if (required == 0)
+			return;
+		/* a requirement that cannot be checked is not met silently */
+		detail = g_strdup_printf("ISA level unknown: the required %s cannot be checked",
+		                         required_name);
+		cli_rule_emit(ctx, CLI_LEVEL_WARN, "cpu", detail,
+		              "update guestbench-agent in the guest (cpu.isa_level came with this "
+		              "version); an agent reading --sysroot has no CPUID");
+		return;
+	}
+	if (cli_rule_need(ctx, &cpu->isa_missing.fact, TRUE) && cpu->isa_missing.value[0] != NULL)
+		missing = g_strjoinv(", ", cpu->isa_missing.value);
+	if (level < required) {
+		detail =
+		    g_strdup_printf("ISA level %s is below the required %s: x86-64-v%u lacks %s",
+		                    cpu->isa_level.value, required_name, level + 1,
+		                    missing != NULL ? missing : "(not reported)");
+		cli_rule_emit(ctx, CLI_LEVEL_FAIL, "cpu", detail, isa_level_hint(required));
+		return;
+	}
+	if (missing != NULL)
+		detail = g_strdup_printf(
+		    "ISA level %s (x86-64-v%u lacks %s)%s%s", cpu->isa_level.value, level + 1,
+		    missing, required > 0 ? "; required " : "", required > 0 ? required_name : "");
+	else
+		detail = g_strdup_printf("ISA level %s%s%s", cpu->isa_level.value,
+		                         required > 0 ? "; required " : "",
+		                         required > 0 ? required_name : "");
+	cli_rule_emit(ctx, CLI_LEVEL_NOTE, "cpu", detail, NULL);
+}
+
+void cli_rule_cpu_required_flags(CliAuditCtx *ctx)
+{
+	char *const *wanted = ctx->require->flags;
+	g_autoptr(GString) missing = g_string_new(NULL);
+	g_autofree char *detail = NULL;
+	g_autofree char *hint = NULL;
+	char **flags;
+
+	if (wanted == NULL || wanted[0] == NULL)
+		return;
+	cli_rule_need(ctx, &ctx->facts->cpu.node.fact, FALSE);
+	flags = cpu_flags(ctx);
+	if (flags == NULL)
+		return;
+	for (guint i = 0; wanted[i] != NULL; i++) {
+		if (cli_rule_strv_has(flags, wanted[i]))
+			continue;
+		if (missing->len > 0)
+			g_string_append(missing, ",");
+		g_string_append(missing, wanted[i]);
+	}
+	if (missing->len == 0) {
+		g_autofree char *all = g_strjoinv(", ", (char **)wanted);
+		detail = g_strdup_printf("every required flag visible (%s)", all);
+		cli_rule_pass(ctx, "cpu", detail);
+		return;
+	}
+	detail = g_strdup_printf("required CPU flags missing: %s", missing->str);
+	/* QEMU spells the cpuinfo names with '-' (sse4_2 -> sse4.2 is the one exception) */
+	hint = g_strdup_printf("expose them with -cpu MODEL,+FLAG for each (libvirt <feature "
+	                       "policy='require' name='FLAG'/>), or use -cpu host "
+	                       "(<cpu mode='host-passthrough'/>) when the host has %s",
+	                       missing->str);
+	cli_rule_fire(ctx, "cpu", detail, hint);
+}
+
+/*
+ * The vulnerabilities whose "Vulnerable" in a guest usually means that the
+ * CPU model hides the mitigation bit the host has: the bit, and how to expose
+ * it. The others depend on the host's microcode or the guest kernel.
+ */
+static const struct {
+	const char *name;
+	const char *bit;
+	const char *hint;
+} vuln_hidden_bits[] = {
+	{ "spec_store_bypass", "ssbd",
+	  "expose SSBD: -cpu MODEL,+ssbd (AMD: +virt-ssbd) or a model version that has it, e.g. "
+	  "Skylake-Server-IBRS / -v2; libvirt <feature policy='require' name='ssbd'/> "
+	  "(AMD: name='virt-ssbd')" },
+	{ "mds", "md-clear",
+	  "expose MD_CLEAR: -cpu MODEL,+md-clear or a model version that has it (e.g. "
+	  "Cascadelake-Server-v2, Skylake-Server-v3); libvirt <feature policy='require' "
+	  "name='md-clear'/>" },
+	{ "tsx_async_abort", "md-clear",
+	  "expose MD_CLEAR (and TSX_CTRL through arch-capabilities): -cpu MODEL,+md-clear,"
+	  "+arch-capabilities; libvirt <feature policy='require' name='md-clear'/>" },
+	{ "mmio_stale_data", "md-clear",
+	  "expose MD_CLEAR and ARCH_CAPABILITIES (FB_CLEAR): -cpu MODEL,+md-clear,"
+	  "+arch-capabilities; libvirt <feature policy='require' name='arch-capabilities'/>" },
+	{ "spectre_v2", "spec-ctrl",
+	  "expose IBRS/IBPB: -cpu MODEL,+spec-ctrl (AMD: +ibpb,+amd-stibp) or a -IBRS / -v2 "
+	  "model version (Skylake-Client-IBRS); libvirt <feature policy='require' "
+	  "name='spec-ctrl'/>" },
+	{ "retbleed", "spec-ctrl",
+	  "expose IBRS: -cpu MODEL,+spec-ctrl (AMD: +ibpb) or a -IBRS / -v2 model version; "
+	  "libvirt <feature policy='require' name='spec-ctrl'/>" },
+	{ "l1tf", "flush-l1d",
+	  "expose L1D_FLUSH: -cpu MODEL,+flush-l1d (and +arch-capabilities); libvirt <feature "
+	  "policy='require' name='flush-l1d'/>" },
+	{ "spec_rstack_overflow", "ibpb",
+	  "expose IBPB: -cpu MODEL,+ibpb (and +ibpb-brtype on recent QEMU); libvirt <feature "
+	  "policy='require' name='ibpb'/>" },
+	{ "gather_data_sampling", "arch-capabilities",
+	  "expose ARCH_CAPABILITIES so the guest sees GDS_NO/the host's mitigation: -cpu "
+	  "MODEL,+arch-capabilities; libvirt <feature policy='require' "
+	  "name='arch-capabilities'/>" },
+	{ "reg_file_data_sampling", "arch-capabilities",
+	  "expose ARCH_CAPABILITIES (RFDS_CLEAR) and MD_CLEAR: -cpu MODEL,+arch-capabilities,"
+	  "+md-clear; libvirt <feature policy='require' name='arch-capabilities'/>" },
+};
+
+void cli_rule_cpu_vulnerable(CliAuditCtx *ctx)
+{
+	const CliFactStrMap *vulns = &ctx->facts->cpu.vulnerabilities;
+	guint n_vulnerable = 0;
+
+	cli_rule_need(ctx, &ctx->facts->cpu.node.fact, FALSE);
+	/* absent from older agents, null on kernels before 4.15 */
+	if (!cli_rule_need(ctx, &vulns->fact, TRUE))
+		return;
+	for (guint i = 0; vulns->names[i] != NULL; i++) {
+		const char *name = vulns->names[i];
+		const char *text = vulns->texts[i];
+		g_autofree char *subject = NULL;
+		g_autofree char *detail = NULL;
+		gboolean known = FALSE;
+
+		if (text == NULL || !g_str_has_prefix(text, "Vulnerable"))
+			continue;
+		n_vulnerable++;
+		subject = g_strdup_printf("cpu/%s", name);
+		for (guint j = 0; j < G_N_ELEMENTS(vuln_hidden_bits) && !known; j++) {
+			if (g_strcmp0(name, vuln_hidden_bits[j].name) != 0)
+				continue;
+			known = TRUE;
+			detail = g_strdup_printf("the guest kernel reports %s: '%s'; the CPU model "
+			                         "usually hides the host's %s",
+			                         name, text, vuln_hidden_bits[j].bit);
+			cli_rule_fire(ctx, subject, detail, vuln_hidden_bits[j].hint);
+		}
+		if (known)
+			continue;
+		detail = g_strdup_printf("the guest kernel reports %s: '%s' (no CPU-model cause "
+		                         "known)",
+		                         name, text);
+		cli_rule_emit(ctx, CLI_LEVEL_NOTE, subject, detail,
+		              "check the host's microcode and kernel; -cpu host "
+		              "(<cpu mode='host-passthrough'/>) passes every mitigation bit the "
+		              "host has");
+	}
+	if (n_vulnerable == 0)
+		cli_rule_pass(ctx, "cpu",
+		              "the guest kernel reports no vulnerability as Vulnerable");
 }

@@ -392,6 +392,14 @@ static const CliAuditRule rules[] = {
 	{ { "CPU-HYPERVISOR", CLI_LEVEL_WARN,
 	    "hypervisor: TCG (no acceleration) warns, none or unknown is noted" },
 	  cli_rule_cpu_hypervisor },
+	{ { "CPU-ISA-LEVEL", CLI_LEVEL_NOTE,
+	    "x86-64 ISA level (v1..v4); FAIL below --require-level" },
+	  cli_rule_cpu_isa_level },
+	{ { "CPU-REQUIRED-FLAGS", CLI_LEVEL_FAIL, "a CPU flag of --require-flags is missing" },
+	  cli_rule_cpu_required_flags },
+	{ { "CPU-VULNERABLE", CLI_LEVEL_WARN,
+	    "the guest kernel reports a vulnerability the CPU model leaves unmitigated" },
+	  cli_rule_cpu_vulnerable },
 	{ { "DISK-EMULATED", CLI_LEVEL_WARN, "disk on an emulated controller (IDE, AHCI, LSI)" },
 	  cli_rule_disk_emulated },
 	{ { "DISK-WRITE-THROUGH", CLI_LEVEL_WARN, "paravirtual disk with a write-through cache" },
@@ -448,8 +456,15 @@ static void ctx_collect_reported(CliAuditCtx *ctx)
 
 GPtrArray *cli_audit_run_facts(const CliFacts *facts)
 {
+	return cli_audit_run_require(facts, NULL);
+}
+
+GPtrArray *cli_audit_run_require(const CliFacts *facts, const CliAuditRequire *require)
+{
+	static const CliAuditRequire nothing = { 0 };
 	CliAuditCtx ctx = {
 		.facts = facts,
+		.require = require != NULL ? require : &nothing,
 		.findings = g_ptr_array_new_with_free_func((GDestroyNotify)cli_finding_free),
 		.reported = reported_new(),
 		.unknown = g_ptr_array_new_with_free_func(cli_rule_unknown_free),

@@ -22,7 +22,8 @@ struct _CliAuditCtx {
 	GHashTable *reported; /* "member" of each agent "errors" entry (rules.c) */
 	GPtrArray *unknown;   /* CliRuleUnknown, in the order first met */
 	GHashTable *unknown_by_path;
-	const CliAuditRuleInfo *rule; /* the rule running now */
+	const CliAuditRuleInfo *rule;   /* the rule running now */
+	const CliAuditRequire *require; /* never NULL */
 };
 
 /*
@@ -73,6 +74,9 @@ void cli_rule_cpu_no_aesni(CliAuditCtx *ctx);
 void cli_rule_cpu_missing_simd(CliAuditCtx *ctx);
 void cli_rule_cpu_nested_exposed(CliAuditCtx *ctx);
 void cli_rule_cpu_hypervisor(CliAuditCtx *ctx);
+void cli_rule_cpu_isa_level(CliAuditCtx *ctx);
+void cli_rule_cpu_required_flags(CliAuditCtx *ctx);
+void cli_rule_cpu_vulnerable(CliAuditCtx *ctx);
 void cli_rule_disk_emulated(CliAuditCtx *ctx);
 void cli_rule_disk_write_through(CliAuditCtx *ctx);
 void cli_rule_disk_scheduler(CliAuditCtx *ctx);

@@ -23,6 +23,10 @@ static int cli_facts_opt_steal_ms = -1;
 static CliFactsSections cli_facts_sections = CLI_FACTS_SECTION_ALL;
 static gboolean cli_audit_opt_list_rules = FALSE;
 static gboolean cli_audit_opt_no_summary = FALSE;
+static char *cli_audit_opt_require_level = NULL;
+static char *cli_audit_opt_require_flags = NULL;
+/* What --require-level/--require-flags ask of every guest (prepare parses them). */
+static CliAuditRequire cli_audit_require = { 0 };
 
 /* Builds the gb-get-facts arguments from the command's options; NULL = agent defaults. */
 static JsonObject *cli_facts_build_args(void)
@@ -235,7 +239,14 @@ static void cli_audit_finish(CliGuest *guest, JsonObject *facts, JsonObject *vie
 {
 	/* read once for both the guest's rules and the HOST-* rules */
 	g_autoptr(CliFacts) model = cli_facts_new(facts);
-	g_autoptr(GPtrArray) findings = cli_audit_run_facts(model);
+	/* the command line asks it of every guest; else the inventory's keys of this one */
+	CliAuditRequire require = {
+		.isa_level = cli_audit_require.isa_level != 0 ? cli_audit_require.isa_level
+		                                              : guest->target->require_level,
+		.flags = cli_audit_require.flags != NULL ? cli_audit_require.flags
+		                                         : guest->target->require_flags,
+	};
+	g_autoptr(GPtrArray) findings = cli_audit_run_require(model, &require);
 	g_autoptr(JsonBuilder) builder = NULL;
 	CliLevel worst;
 
@@ -437,6 +448,20 @@ gboolean cli_audit_prepare(CliApp *app, GPtrArray *args, GError **error)
 	const CliAuditRuleInfo *rules = NULL;
 	GString *text = NULL;
 
+	if (cli_audit_opt_require_level != NULL &&
+	    !cli_isa_level_parse(cli_audit_opt_require_level, &cli_audit_require.isa_level,
+	                         error)) {
+		g_prefix_error(error, "--require-level: ");
+		return FALSE;
+	}
+	if (cli_audit_opt_require_flags != NULL) {
+		g_strfreev(cli_audit_require.flags);
+		cli_audit_require.flags = cli_cpu_flags_parse(cli_audit_opt_require_flags, error);
+		if (cli_audit_require.flags == NULL) {
+			g_prefix_error(error, "--require-flags: ");
+			return FALSE;
+		}
+	}
 	if (!cli_audit_opt_list_rules)
 		return TRUE;
 	rules = cli_audit_rules(&n);
@@ -472,7 +497,23 @@ const GOptionEntry cli_audit_entries[] = {
 	  "List the audit rules with their level and exit", NULL },
 	{ "no-summary", 0, 0, G_OPTION_ARG_NONE, &cli_audit_opt_no_summary,
 	  "Do not print the fleet summary after the findings", NULL },
+	{ "require-level", 0, 0, G_OPTION_ARG_STRING, &cli_audit_opt_require_level,
+	  "FAIL (CPU-ISA-LEVEL) each x86 guest below this ISA level (x86-64-v1..x86-64-v4); "
+	  "overrides the inventory's require_level=",
+	  "LEVEL" },
+	{ "require-flags", 0, 0, G_OPTION_ARG_STRING, &cli_audit_opt_require_flags,
+	  "FAIL (CPU-REQUIRED-FLAGS) each guest lacking one of these /proc/cpuinfo flags "
+	  "(comma list); overrides the inventory's require_flags=",
+	  "LIST" },
 	{ NULL }
+};
+
+static const char *const cli_audit_isa_levels[] = { "x86-64-v1", "x86-64-v2", "x86-64-v3",
+	                                            "x86-64-v4", NULL };
+
+static const CliCompletion cli_audit_completions[] = {
+	{ "require-level", CLI_COMPLETE_WORD, cli_audit_isa_levels },
+	{ NULL },
 };
 
 const CliCommand cli_cmd_facts = {
@@ -495,6 +536,7 @@ const CliCommand cli_cmd_audit = {
 	.summary = "PASS/NOTE/WARN/FAIL findings with the fix for each; exit 1 on any FAIL",
 	.description = CLI_AUDIT_DESCRIPTION,
 	.entries = cli_audit_entries,
+	.completions = cli_audit_completions,
 	.common_options =
 	    CLI_OPTIONS_TARGETS | CLI_OPTIONS_HOSTS | CLI_OPTIONS_QMP | CLI_OPTIONS_SYSROOT,
 	.prepare = cli_audit_prepare,

@@ -300,6 +300,99 @@ static void check_aes(CliCheckCtx *ctx, char **flags)
 	        "no AES-NI on the host: no guest can have hardware AES", NULL);
 }
 
+static gboolean ctx_is_live(CliCheckCtx *ctx)
+{
+	return ctx->sysroot == NULL || ctx->sysroot[0] == '\0' || g_strcmp0(ctx->sysroot, "/") == 0;
+}
+
+/* The host's own level, decided from CPUID as the agent decides a guest's. */
+static void check_isa_level(CliCheckCtx *ctx)
+{
+	g_autoptr(GPtrArray) missing = NULL;
+	g_autofree char *name = NULL;
+	g_autofree char *detail = NULL;
+	g_autofree char *lacks = NULL;
+	GbIsaInput in;
+	guint level;
+
+	if (!ctx_is_live(ctx)) {
+		ctx_add(ctx, "HOST-CPU-ISA-LEVEL", CLI_LEVEL_NOTE, "cpu",
+		        "not checked under --host-sysroot: CPUID describes this machine, not the "
+		        "tree",
+		        NULL);
+		return;
+	}
+	if (!gb_isa_input_read(gb_isa_cpuid_live, NULL, TRUE, &in)) {
+		ctx_add(ctx, "HOST-CPU-ISA-LEVEL", CLI_LEVEL_NOTE, "cpu",
+		        "no x86 CPUID: x86-64 levels do not apply", NULL);
+		return;
+	}
+	level = gb_isa_level(&in, &missing);
+	name = gb_isa_level_name(level);
+	g_ptr_array_add(missing, NULL);
+	lacks = g_strjoinv(", ", (char **)missing->pdata);
+	if (level >= GB_ISA_LEVEL_MAX) {
+		detail = g_strdup_printf("%s: guests on host-passthrough/host-model can be %s",
+		                         name, name);
+		ctx_add(ctx, "HOST-CPU-ISA-LEVEL", CLI_LEVEL_PASS, "cpu", detail, NULL);
+		return;
+	}
+	detail =
+	    g_strdup_printf("%s (x86-64-v%u lacks %s): no guest of this host can run an "
+	                    "x86-64-v%u build",
+	                    name != NULL ? name : "below x86-64-v1", level + 1, lacks, level + 1);
+	/* RHEL 9 and most current distributions need v2: a host below it is a problem */
+	ctx_add(ctx, "HOST-CPU-ISA-LEVEL", level >= 2 ? CLI_LEVEL_NOTE : CLI_LEVEL_WARN, "cpu",
+	        detail, level >= 2 ? NULL : "plan hosts of x86-64-v2 or newer for current guests");
+}
+
+#define CLI_HOST_VULN_DIR "/sys/devices/system/cpu/vulnerabilities"
+
+/* The host kernel's own report: what it says Vulnerable, no guest can be protected from. */
+static void check_vulnerabilities(CliCheckCtx *ctx)
+{
+	g_autofree char *dir_path = cli_host_path(ctx->sysroot, CLI_HOST_VULN_DIR);
+	g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	g_autofree char *detail = NULL;
+	guint n_vulnerable = 0;
+	guint n_read = 0;
+	const char *name;
+
+	if (dir == NULL) {
+		ctx_add(ctx, "HOST-CPU-VULNERABLE", CLI_LEVEL_NOTE, "cpu",
+		        "no " CLI_HOST_VULN_DIR " (a kernel before 4.15): vulnerabilities unknown",
+		        NULL);
+		return;
+	}
+	while ((name = g_dir_read_name(dir)) != NULL)
+		g_ptr_array_add(names, g_strdup(name));
+	g_ptr_array_sort(names, cli_strcmp_indirect);
+	for (guint i = 0; i < names->len; i++) {
+		const char *file = g_ptr_array_index(names, i);
+		g_autofree char *path = g_strdup_printf(CLI_HOST_VULN_DIR "/%s", file);
+		g_autofree char *text = ctx_read_line(ctx, path);
+		g_autofree char *subject = NULL;
+		g_autofree char *what = NULL;
+
+		if (text == NULL || !g_utf8_validate(text, -1, NULL))
+			continue;
+		n_read++;
+		if (!g_str_has_prefix(text, "Vulnerable"))
+			continue;
+		n_vulnerable++;
+		subject = g_strdup_printf("cpu/%s", file);
+		what = g_strdup_printf("the host kernel reports %s: '%s'", file, text);
+		ctx_add(ctx, "HOST-CPU-VULNERABLE", CLI_LEVEL_WARN, subject, what,
+		        "update the host's CPU microcode (intel-microcode, amd64-microcode) and "
+		        "kernel: a guest is not protected beyond its host");
+	}
+	if (n_vulnerable > 0)
+		return;
+	detail = g_strdup_printf("%u vulnerability files, none says Vulnerable", n_read);
+	ctx_add(ctx, "HOST-CPU-VULNERABLE", CLI_LEVEL_PASS, "cpu", detail, NULL);
+}
+
 GPtrArray *cli_host_check_collect(const char *sysroot)
 {
 	g_auto(GStrv) flags = cli_host_read_cpu_flags(sysroot, NULL);
@@ -317,6 +410,8 @@ GPtrArray *cli_host_check_collect(const char *sysroot)
 	check_hugepages(&ctx);
 	check_thp(&ctx);
 	check_aes(&ctx, flags);
+	check_isa_level(&ctx);
+	check_vulnerabilities(&ctx);
 	return ctx.findings;
 }
 
@@ -335,6 +430,8 @@ static const char *cli_host_check_title(const char *id)
 		{ "HOST-HUGEPAGES", "Checking for reserved hugepages" },
 		{ "HOST-THP", "Checking transparent hugepages" },
 		{ "HOST-CPU-AES", "Checking for AES-NI" },
+		{ "HOST-CPU-ISA-LEVEL", "Checking the x86-64 ISA level" },
+		{ "HOST-CPU-VULNERABLE", "Checking CPU vulnerabilities" },
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(titles); i++) {
@@ -431,7 +528,8 @@ int cli_host_check_run(CliApp *app, GError **error)
 const CliCommand cli_cmd_host_check = {
 	.name = "host-check",
 	.parameter_string = "host-check",
-	.summary = "Check this hypervisor host: KVM, nested, vhost-net, hugepages, THP, AES-NI",
+	.summary = "Check this hypervisor host: KVM, nested, vhost-net, hugepages, THP, AES-NI, "
+	           "ISA level, vulnerabilities",
 	.description = "Reads --host-sysroot DIR (default /). Exit status 1 when a check FAILs.",
 	.formats = CLI_FORMAT_BIT(CLI_FORMAT_TABLE) | CLI_FORMAT_BIT(CLI_FORMAT_JSON) |
 	           CLI_FORMAT_BIT(CLI_FORMAT_PROM),

@@ -5,6 +5,7 @@
 
 #include "guestbench-protocol.h"
 
+#include "analysis/host-rules.h"
 #include "fleet/host-files.h"
 #include "fleet/hostview.h"
 
@@ -12,6 +13,21 @@
 static const char *const cli_host_interesting_flags[] = {
 	"aes", "pclmulqdq", "avx", "avx2", "vaes", "vpclmulqdq", "sha_ni", "avx512f", NULL,
 };
+
+/* The flags the host view reports: the ones above, then the speculation-control bits. */
+static const char *const *const cli_host_flag_lists[] = {
+	cli_host_interesting_flags,
+	cli_host_spec_ctrl_flags,
+};
+
+static gboolean cli_host_flag_interesting(const char *flag)
+{
+	for (guint l = 0; l < G_N_ELEMENTS(cli_host_flag_lists); l++) {
+		if (g_strv_contains(cli_host_flag_lists[l], flag))
+			return TRUE;
+	}
+	return FALSE;
+}
 
 /* ---- the pure build ------------------------------------------------------------------ */
 
@@ -487,7 +503,7 @@ static void cli_hostview_add_cpu(CliHostviewCtx *ctx, JsonObject *replies)
 	json_builder_set_member_name(ctx->builder, "host_cpu_flags");
 	json_builder_begin_array(ctx->builder);
 	for (guint i = 0; host_flags != NULL && host_flags[i] != NULL; i++) {
-		if (g_strv_contains(cli_host_interesting_flags, host_flags[i]))
+		if (cli_host_flag_interesting(host_flags[i]))
 			json_builder_add_string_value(ctx->builder, host_flags[i]);
 	}
 	json_builder_end_array(ctx->builder);
@@ -512,14 +528,17 @@ static void cli_hostview_add_cpu(CliHostviewCtx *ctx, JsonObject *replies)
 	json_builder_add_string_value(ctx->builder, name);
 	json_builder_set_member_name(ctx->builder, "flags");
 	json_builder_begin_array(ctx->builder);
-	for (guint i = 0; cli_host_interesting_flags[i] != NULL; i++) {
-		/* QEMU spells sha_ni as sha-ni */
-		g_autofree char *prop =
-		    g_strdelimit(g_strdup(cli_host_interesting_flags[i]), "_", '-');
-		gboolean on = FALSE;
+	for (guint l = 0; l < G_N_ELEMENTS(cli_host_flag_lists); l++) {
+		const char *const *flags = cli_host_flag_lists[l];
 
-		if (gb_json_get_bool(props, prop, GB_JSON_OPTIONAL, &on, NULL) && on)
-			json_builder_add_string_value(ctx->builder, cli_host_interesting_flags[i]);
+		for (guint i = 0; flags[i] != NULL; i++) {
+			/* QEMU spells sha_ni as sha-ni, md_clear as md-clear */
+			g_autofree char *prop = g_strdelimit(g_strdup(flags[i]), "_", '-');
+			gboolean on = FALSE;
+
+			if (gb_json_get_bool(props, prop, GB_JSON_OPTIONAL, &on, NULL) && on)
+				json_builder_add_string_value(ctx->builder, flags[i]);
+		}
 	}
 	json_builder_end_array(ctx->builder);
 	json_builder_end_object(ctx->builder);

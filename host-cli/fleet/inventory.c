@@ -9,10 +9,12 @@
 
 #include "gb-error.h"
 #include "fleet/host-files.h"
+#include "analysis/audit.h"
 #include "fleet/inventory.h"
 
-static const char *const cli_inventory_keys[] = { "target",     "tags",    "qmp",
-	                                          "agent_path", "connect", NULL };
+static const char *const cli_inventory_keys[] = {
+	"target", "tags", "qmp", "agent_path", "connect", "require_level", "require_flags", NULL,
+};
 static const char *const cli_inventory_hypervisor_keys[] = { "connect", "tags", NULL };
 
 /* ---- the line scan: what GKeyFile accepts silently or without a line number ---------- */
@@ -157,7 +159,7 @@ static GPtrArray *cli_inventory_scan(const char *path, const char *data, gsize l
 			g_set_error(
 			    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 			    "%s:%u: unknown key '%s' in [guest %s] (expected target, tags, qmp, "
-			    "agent_path or connect)",
+			    "agent_path, connect, require_level or require_flags)",
 			    path, lineno, key, group->name);
 			return NULL;
 		}
@@ -380,6 +382,24 @@ static CliTarget *cli_inventory_build(GKeyFile *kf, const char *dir, CliInventor
 		if (!g_path_is_absolute(target->agent_path)) {
 			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 			            "agent_path '%s' is not an absolute path", target->agent_path);
+			return NULL;
+		}
+	}
+	if (g_hash_table_contains(group->key_lines, "require_level")) {
+		g_autofree char *level =
+		    cli_inventory_get_string(kf, kf_group, "require_level", error);
+		if (level == NULL || !cli_isa_level_parse(level, &target->require_level, error)) {
+			g_prefix_error(error, "require_level: ");
+			return NULL;
+		}
+	}
+	if (g_hash_table_contains(group->key_lines, "require_flags")) {
+		g_autofree char *flags =
+		    cli_inventory_get_string(kf, kf_group, "require_flags", error);
+		if (flags != NULL)
+			target->require_flags = cli_cpu_flags_parse(flags, error);
+		if (target->require_flags == NULL) {
+			g_prefix_error(error, "require_flags: ");
 			return NULL;
 		}
 	}

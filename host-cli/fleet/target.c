@@ -23,6 +23,7 @@ void cli_target_free(CliTarget *target)
 	g_strfreev(target->tags);
 	g_free(target->qmp);
 	g_free(target->agent_path);
+	g_strfreev(target->require_flags);
 	g_free(target->domain);
 	g_free(target->uri);
 	g_free(target->host);
@@ -44,6 +45,8 @@ CliTarget *cli_target_copy(const CliTarget *target)
 	copy->tags = g_strdupv(target->tags);
 	copy->qmp = g_strdup(target->qmp);
 	copy->agent_path = g_strdup(target->agent_path);
+	copy->require_level = target->require_level;
+	copy->require_flags = g_strdupv(target->require_flags);
 	copy->domain = g_strdup(target->domain);
 	copy->uri = g_strdup(target->uri);
 	copy->host = g_strdup(target->host);

@@ -134,6 +134,35 @@ def test_facts(g):
     check("numa: 32 hugepages reserved on the command line",
           numa["memory"]["hugepages"]["total"] == 32, numa["memory"]["hugepages"])
     check("tuned: one NUMA node", len(tuned["memory"]["numa"]["nodes"]) == 1)
+    # The ISA level as glibc's loader decides it, in real TCG guests of QEMU 7.2.
+    lc, tc = legacy["cpu"], tuned["cpu"]
+    diag("isa: legacy %s missing %s; tuned %s missing %s" %
+         (lc["isa_level"], lc["isa_missing"], tc["isa_level"], tc["isa_missing"]))
+    check("legacy: qemu64 is x86-64-v1, missing sse4_2 and ssse3 for v2",
+          lc["isa_level"] == "x86-64-v1" and "sse4_2" in lc["isa_missing"] and
+          "ssse3" in lc["isa_missing"], (lc["isa_level"], lc["isa_missing"]))
+    check("tuned: -cpu max under TCG is x86-64-v3, missing AVX-512 for v4",
+          tc["isa_level"] == "x86-64-v3" and "avx512f" in tc["isa_missing"],
+          (tc["isa_level"], tc["isa_missing"]))
+    for name, x in f.items():
+        diag("%s vulnerabilities: %s" % (name, json.dumps(x["cpu"]["vulnerabilities"])))
+        diag("%s topology: %s; hypervisor %s" % (name, json.dumps(x["cpu"]["topology"]),
+                                                 json.dumps(x["cpu"]["hypervisor"])[:600]))
+    check("vulnerabilities: the guest kernel's files, as text",
+          all(isinstance(x["cpu"]["vulnerabilities"], dict) and x["cpu"]["vulnerabilities"] and
+              all(isinstance(t, str) for t in x["cpu"]["vulnerabilities"].values())
+              for x in f.values()))
+    check("topology: as many CPUs as the guest has, sockets x cores x threads",
+          all(x["cpu"]["topology"]["cpus"] == x["cpu"]["count"] ==
+              x["cpu"]["topology"]["sockets"] * x["cpu"]["topology"]["cores_per_socket"] *
+              x["cpu"]["topology"]["threads_per_core"] for x in f.values()),
+          {k: x["cpu"]["topology"] for k, x in f.items()})
+    # -cpu max repeats a basic leaf past 0x40000001: only the TCG leaf is a signature
+    check("hypervisor: the TCG leaf listed, nothing past its range",
+          all(x["cpu"]["hypervisor"]["signatures"] ==
+              [{"leaf": "0x40000000", "signature": "TCGTCGTCGTCG", "vendor": "TCG"}]
+              for x in f.values()),
+          {k: x["cpu"]["hypervisor"]["signatures"][:3] for k, x in f.items()})
     check("no facts errors", all(x["errors"] == [] for x in f.values()),
           {k: x["errors"] for k, x in f.items()})
 
@@ -165,6 +194,17 @@ def test_audit(g):
         check("audit: %s fires on %s only" % (rule, owner), not others, others)
     r = cli("audit", g["legacy"].sock, g["tuned"].sock)
     diag("audit of legacy and tuned:\n" + r.stdout)
+    # What RHEL 9 needs: the legacy guest cannot run it, the tuned one can.
+    r = cli("--format", "json", "--timeout", "60", "audit", "--require-level", "x86-64-v2",
+            g["legacy"].sock, g["tuned"].sock)
+    doc = json.loads(r.stdout)
+    isa = {name: [x for x in guest["result"]["findings"] if x["rule"] == "CPU-ISA-LEVEL"]
+           for name, guest in zip(("legacy", "tuned"), doc["guests"])}
+    check("audit --require-level x86-64-v2: legacy FAILs naming what it lacks, exit 1",
+          r.returncode == 1 and len(isa["legacy"]) == 1 and isa["legacy"][0]["level"] == "FAIL"
+          and "sse4_2" in isa["legacy"][0]["detail"], (r.returncode, isa))
+    check("audit --require-level x86-64-v2: tuned holds",
+          len(isa["tuned"]) == 1 and isa["tuned"][0]["level"] == "NOTE", isa)
 
 
 def test_job_survives_disconnect(sock):

@@ -49,6 +49,20 @@ cp_link /etc/os-release
 cp_file /etc/os-release
 cp_file /usr/lib/os-release
 
+for f in /sys/devices/system/cpu/vulnerabilities/*; do
+	cp_file "$f"
+done
+for cpu in /sys/devices/system/cpu/cpu[0-9]*; do
+	for f in physical_package_id die_id core_id; do
+		cp_file "$cpu/topology/$f"
+	done
+done
+for index in /sys/devices/system/cpu/cpu0/cache/index*; do
+	for f in level type size shared_cpu_list; do
+		cp_file "$index/$f"
+	done
+done
+
 for node in /sys/devices/system/node/node*; do
 	[ -d "$node" ] || continue
 	cp_file "$node/cpulist"

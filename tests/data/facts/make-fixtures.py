@@ -162,6 +162,49 @@ AMD = (0x68747541, 0x444D4163, 0x69746E65)
 INTEL = (0x756E6547, 0x6C65746E, 0x49656E69)
 
 
+VULNS_MITIGATED = {
+    "meltdown": "Not affected",
+    "spec_store_bypass": "Mitigation: Speculative Store Bypass disabled via prctl",
+    "spectre_v1": "Mitigation: usercopy/swapgs barriers and __user pointer sanitization",
+    "spectre_v2": "Mitigation: Enhanced / Automatic IBRS; IBPB: conditional; "
+                  "RSB filling; PBRSB-eIBRS: SW sequence; BHI: SW loop, KVM: SW loop",
+    "mds": "Not affected",
+}
+
+# What a 6.1 guest kernel says on -cpu qemu64 of an Intel host (no md-clear, no ssbd).
+VULNS_QEMU64 = {
+    "meltdown": "Mitigation: PTI",
+    "spec_store_bypass": "Vulnerable",
+    "spectre_v1": "Mitigation: usercopy/swapgs barriers and __user pointer sanitization",
+    "spectre_v2": "Mitigation: Retpolines; STIBP: disabled; RSB filling; "
+                  "PBRSB-eIBRS: Not affected; BHI: Retpoline",
+    "mds": "Vulnerable: Clear CPU buffers attempted, no microcode; SMT Host state unknown",
+}
+
+
+def vulns(t, table):
+    for name, text in table.items():
+        t.put("/sys/devices/system/cpu/vulnerabilities/" + name, text)
+
+
+def topology(t, ncpu, threads=1, l2_shared=1):
+    """cpuN/topology as one socket, one die; cpu0's caches like a KVM guest's."""
+    for i in range(ncpu):
+        top = "/sys/devices/system/cpu/cpu%d/topology/" % i
+        t.put(top + "physical_package_id", "0")
+        t.put(top + "die_id", "0")
+        t.put(top + "core_id", str(i // threads))
+    caches = [(1, "Data", "32K", "0"), (1, "Instruction", "32K", "0"),
+              (2, "Unified", "1024K", "0-%d" % (l2_shared - 1) if l2_shared > 1 else "0"),
+              (3, "Unified", "16384K", "0-%d" % (ncpu - 1) if ncpu > 1 else "0")]
+    for n, (level, kind, size, shared) in enumerate(caches):
+        d = "/sys/devices/system/cpu/cpu0/cache/index%d/" % n
+        t.put(d + "level", str(level))
+        t.put(d + "type", kind)
+        t.put(d + "size", size)
+        t.put(d + "shared_cpu_list", shared)
+
+
 def leaf0(t, maxleaf, vendor):
     b, c, d = vendor
     t.cpuid(0, 0, maxleaf, b, c, d)
@@ -185,6 +228,8 @@ def qemu64():
           "QEMU HARDDISK   ")
     t.put("/sys/devices/pci0000:00/0000:00:01.1/ata1/host0/target0:0:0/0:0:0:0/type", "0")
     nic(t, "ens4", "/sys/devices/pci0000:00/0000:00:04.0", "vmxnet3", 2, speed=10000)
+    vulns(t, VULNS_QEMU64)
+    topology(t, 2)
     leaf0(t, 0xD, AMD)
     # pni cx16 hypervisor; no aes, pclmulqdq, avx.
     t.cpuid(1, 0, 0x000F6B1, 0x00000800, 0x80802001, 0x078BFBFF)
@@ -216,6 +261,8 @@ def cpu_host():
     t.put("/sys/devices/pci0000:00/0000:00:04.0/virtio1/device", "0x0002")
     nic(t, "eth0", "/sys/devices/pci0000:00/0000:00:03.0", "virtio_net", 4, speed=-1,
         virtio="virtio0")
+    vulns(t, VULNS_MITIGATED)
+    topology(t, 4, threads=2, l2_shared=2)
     leaf0(t, 0x1B, INTEL)
     # aes pclmulqdq avx vmx hypervisor (+ sse3, ssse3, fma, cx16, sse4.x, x2apic, ...).
     t.cpuid(1, 0, 0x000606A6, 0x00040800, 0xFEFA3223, 0x0F8BFBFF)
@@ -224,8 +271,12 @@ def cpu_host():
             0xBC000410)
     t.cpuid(0x80000000, 0, 0x80000008, 0, 0, 0)
     t.cpuid(0x80000001, 0, 0, 0, 0x00000121, 0x2C100800)
+    # XSAVE states x87 SSE AVX opmask ZMM_Hi256 Hi16_ZMM: AVX-512 usable (x86-64-v4).
+    t.cpuid(0xD, 0, 0xE7, 0x340, 0xA88, 0)
     t.cpuid_sig(0x40000000, 0x40000010, b"Microsoft Hv")
     t.cpuid_sig(0x40000100, 0x40000101, b"KVMKVMKVM")
+    # Past a hypervisor's range some CPUs repeat another leaf: not a signature.
+    t.cpuid(0x40000200, 0, 0x00000A88, 0x00000A88, 0x00000000, 0x00000A88)
     t.finish()
 
 
@@ -403,6 +454,15 @@ def broken_garbage():
     leaf0(t, 0x7, INTEL)
     t.cpuid(1, 0, 0, 0, (1 << 31) | (1 << 25), 0)
     t.cpuid_sig(0x40000000, 0x40000001, b"Evil\x01Hv\\\x7f")
+    # Vulnerability files the kernel never writes: binary, oversized, several lines.
+    vd = "/sys/devices/system/cpu/vulnerabilities/"
+    t.put(vd + "mds", b"Vulner\x00able\xff\n")
+    t.put(vd + "huge", "Vulnerable " * 500)
+    t.put(vd + "two_lines", "Vulnerable\nNot affected")
+    t.put(vd + "spectre_v1", "Mitigation: __user pointer sanitization")
+    t.mkdir(vd + "a_directory")
+    # Topology with an id that is not a number.
+    t.put("/sys/devices/system/cpu/cpu0/topology/physical_package_id", "zero")
     t.finish()
 
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "facts-test.h"
+#include "gb-isa.h"
 
 static const char *const fixtures[] = {
 	"kvm-host-model", "qemu64", "cpu-host", "virtio-scsi",    "nvme",
@@ -481,7 +482,8 @@ static void test_broken(void)
 		  "block.vda.removable block.vda.rotational block.vda.scheduler "
 		  "block.vda.schedulers block.vda.size_bytes block.vda.write_cache "
 		  "clocksource.available clocksource.current cpu.architecture cpu.count "
-		  "cpu.flags cpu.model_name cpu.vendor memory.hugepages.free "
+		  "cpu.flags cpu.isa_level cpu.model_name cpu.topology cpu.vendor "
+		  "cpu.vulnerabilities memory.hugepages.free "
 		  "memory.hugepages.size_bytes memory.hugepages.total memory.numa.nodes "
 		  "memory.thp memory.total_bytes net.eth0.driver net.eth0.mtu net.eth0.rx_queues "
 		  "net.eth0.tx_queues os.kernel_release os.pretty_name steal" },
@@ -490,8 +492,10 @@ static void test_broken(void)
 		  "block.vda.physical_block_size block.vda.removable block.vda.rotational "
 		  "block.vda.scheduler block.vda.schedulers block.vda.size_bytes "
 		  "block.vda.write_cache clocksource.available clocksource.current "
-		  "cpu.architecture cpu.count cpu.flags cpu.model_name cpu.vendor "
-		  "memory.hugepages.free memory.hugepages.size_bytes memory.hugepages.total "
+		  "cpu.architecture cpu.count cpu.flags cpu.isa_level cpu.model_name cpu.topology "
+		  "cpu.vendor cpu.vulnerabilities.a_directory cpu.vulnerabilities.huge "
+		  "cpu.vulnerabilities.mds cpu.vulnerabilities.two_lines memory.hugepages.free "
+		  "memory.hugepages.size_bytes memory.hugepages.total "
 		  "memory.numa.node0.cpus memory.numa.node0.memory_bytes memory.thp "
 		  "memory.total_bytes net.eth0.mtu net.eth0.rx_queues net.eth0.speed_mbps "
 		  "net.eth0.tx_queues net.loop1 net.loop2 os.kernel_release os.pretty_name "
@@ -534,9 +538,63 @@ static void test_broken_reasons(void)
 	                "/proc/sys/kernel/osrelease: Is a directory");
 	g_assert_cmpstr(facts_error_for(errors, "steal"), ==,
 	                "/proc/stat: 'cpu' line has 4 fields, steal is field 8");
+	/* Vulnerability files the kernel would never write: each null with why, the rest kept. */
+	g_assert_cmpstr(facts_error_for(errors, "cpu.vulnerabilities.mds"), ==,
+	                "/sys/devices/system/cpu/vulnerabilities/mds: binary data");
+	g_assert_cmpstr(facts_error_for(errors, "cpu.vulnerabilities.huge"), ==,
+	                "/sys/devices/system/cpu/vulnerabilities/huge: longer than a sysfs page "
+	                "(4096 bytes)");
+	g_assert_cmpstr(facts_error_for(errors, "cpu.vulnerabilities.two_lines"), ==,
+	                "/sys/devices/system/cpu/vulnerabilities/two_lines: more than one line");
+	g_assert_cmpstr(facts_error_for(errors, "cpu.vulnerabilities.a_directory"), ==,
+	                "/sys/devices/system/cpu/vulnerabilities/a_directory: Is a directory");
+	g_assert_true(facts_is_null(all, "cpu.vulnerabilities.mds"));
+	g_assert_cmpstr(facts_get_str(all, "cpu.vulnerabilities.spectre_v1"), ==,
+	                "Mitigation: __user pointer sanitization");
 	/* What could be classified still is. */
 	g_assert_cmpstr(facts_get_str(all, "block.0.bus"), ==, "virtio-blk");
 	g_assert_true(facts_get_bool(all, "cpu.hypervisor.present"));
+}
+
+/* A kernel without the vulnerabilities directory (before 4.15): null, with why. */
+static void test_vulnerabilities_missing(void)
+{
+	g_autoptr(JsonArray) errors = NULL;
+	g_autoptr(JsonNode) cpu = facts_run("broken-missing", agent_facts_collect_cpu, &errors);
+
+	g_assert_true(facts_is_null(cpu, "vulnerabilities"));
+	g_assert_cmpstr(facts_error_for(errors, "cpu.vulnerabilities"), ==,
+	                "/sys/devices/system/cpu/vulnerabilities: No such file or directory");
+}
+
+/* What the fixtures' guests say: qemu64 hides ssbd and md-clear, the host model does not. */
+static void test_cpu_new_members(void)
+{
+	g_autoptr(JsonNode) q = facts_run("qemu64", agent_facts_collect_cpu, NULL);
+	g_autoptr(JsonNode) h = facts_run("cpu-host", agent_facts_collect_cpu, NULL);
+	g_autofree char *q_missing = facts_get_joined(q, "isa_missing");
+
+	g_assert_cmpstr(facts_get_str(q, "isa_level"), ==, "x86-64-v1");
+	g_assert_cmpstr(q_missing, ==, "sse4_1,sse4_2,ssse3");
+	g_assert_cmpstr(facts_get_str(q, "vulnerabilities.spec_store_bypass"), ==, "Vulnerable");
+	g_assert_cmpstr(facts_get_str(h, "isa_level"), ==, "x86-64-v4");
+	/* Both hypervisor leaves are listed, lowest first. */
+	g_assert_cmpstr(facts_get_str(h, "hypervisor.signatures.0.leaf"), ==, "0x40000000");
+	g_assert_cmpstr(facts_get_str(h, "hypervisor.signatures.0.vendor"), ==, "Microsoft Hv");
+	g_assert_cmpstr(facts_get_str(h, "hypervisor.signatures.1.leaf"), ==, "0x40000100");
+	g_assert_cmpstr(facts_get_str(h, "hypervisor.signatures.1.signature"), ==, "KVMKVMKVM");
+	/* the leaf past KVM's range repeats other data: not listed */
+	g_assert_null(facts_get(h, "hypervisor.signatures.2"));
+	g_assert_cmpstr(facts_get_str(h, "hypervisor.kernel.vendor"), ==, "KVM");
+	g_assert_cmpstr(facts_get_str(h, "hypervisor.kernel.evidence"), ==,
+	                "clocksource kvm-clock");
+	/* Under TCG with the tsc clocksource nothing tells which interface the kernel took. */
+	g_assert_true(facts_is_null(q, "hypervisor.kernel.vendor"));
+	g_assert_cmpint(facts_get_int(h, "topology.sockets"), ==, 1);
+	g_assert_cmpint(facts_get_int(h, "topology.cores_per_socket"), ==, 2);
+	g_assert_cmpint(facts_get_int(h, "topology.threads_per_core"), ==, 2);
+	g_assert_cmpint(facts_get_int(h, "topology.caches.2.shared_by"), ==, 2);
+	g_assert_cmpint(facts_get_int(h, "topology.caches.3.size_bytes"), ==, 16 * 1024 * 1024);
 }
 
 /* Builds a throwaway sysroot holding one os-release. */
@@ -657,6 +715,61 @@ static void test_sections(void)
 	g_assert_cmpuint(json_object_get_size(json_node_get_object(c)), ==, 2);
 }
 
+/* One CPUID table per level boundary: each level complete, then one feature short. */
+static void test_isa_level(void)
+{
+	/* leaf 1 EDX baseline: fpu cx8 cmov mmx fxsr sse sse2. */
+	const guint32 edx_v1 =
+	    (1u << 0) | (1u << 8) | (1u << 15) | (1u << 23) | (1u << 24) | (1u << 25) | (1u << 26);
+	/* sse3 ssse3 cx16 sse4_1 sse4_2 popcnt; lahf_lm in 0x80000001 ECX. */
+	const guint32 ecx_v2 =
+	    (1u << 0) | (1u << 9) | (1u << 13) | (1u << 19) | (1u << 20) | (1u << 23);
+	/* fma movbe osxsave avx f16c; bmi1 avx2 bmi2; lzcnt; XCR0 SSE|YMM. */
+	const guint32 ecx_v3 =
+	    ecx_v2 | (1u << 12) | (1u << 22) | (1u << 27) | (1u << 28) | (1u << 29);
+	const guint32 ebx_v3 = (1u << 3) | (1u << 5) | (1u << 8);
+	const guint32 ebx_v4 =
+	    ebx_v3 | (1u << 16) | (1u << 17) | (1u << 28) | (1u << 30) | (1u << 31);
+	struct {
+		GbIsaInput in;
+		guint level;
+		const char *missing;
+	} cases[] = {
+		{ { 0, 0, 0, 0, 0 }, 0, "cmov,cx8,fpu,fxsr,mmx,sse,sse2" },
+		{ { 0, edx_v1 & ~(1u << 26), 0, 0, 0 }, 0, "sse2" },
+		/* qemu64: sse3 cx16 lahf_lm, nothing newer. */
+		{ { (1u << 0) | (1u << 13), edx_v1, 0, 1, 0 }, 1, "popcnt,sse4_1,sse4_2,ssse3" },
+		{ { ecx_v2, edx_v1, 0, 0, 0 }, 1, "lahf_lm" },
+		{ { ecx_v2, edx_v1, 0, 1, 0 },
+		  2,
+		  "avx,avx2,bmi1,bmi2,f16c,fma,abm,movbe,osxsave,xcr0-ymm" },
+		/* Every v3 bit but LZCNT: /proc/cpuinfo names it abm. */
+		{ { ecx_v3, edx_v1, ebx_v3, 1, 0x7 }, 2, "abm" },
+		/* The CPU has AVX but the OS does not save the YMM state. */
+		{ { ecx_v3, edx_v1, ebx_v3, 1 | (1u << 5), 0x3 }, 2, "xcr0-ymm" },
+		{ { ecx_v3, edx_v1, ebx_v3, 1 | (1u << 5), 0x7 },
+		  3,
+		  "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,xcr0-zmm" },
+		{ { ecx_v3, edx_v1, ebx_v4 & ~(1u << 31), 1 | (1u << 5), 0xe7 }, 3, "avx512vl" },
+		{ { ecx_v3, edx_v1, ebx_v4, 1 | (1u << 5), 0x7 }, 3, "xcr0-zmm" },
+		{ { ecx_v3, edx_v1, ebx_v4, 1 | (1u << 5), 0xe7 }, 4, "" },
+		/* v4 bits without v3's BMI2: the levels are cumulative. */
+		{ { ecx_v3, edx_v1, ebx_v4 & ~(1u << 8), 1 | (1u << 5), 0xe7 }, 2, "bmi2" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GPtrArray) missing = NULL;
+		g_autofree char *joined = NULL;
+		guint level = gb_isa_level(&cases[i].in, &missing);
+
+		g_ptr_array_add(missing, NULL);
+		joined = g_strjoinv(",", (char **)missing->pdata);
+		g_test_message("case %u: level %u missing %s", i, level, joined);
+		g_assert_cmpuint(level, ==, cases[i].level);
+		g_assert_cmpstr(joined, ==, cases[i].missing);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -679,5 +792,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/facts/broken/members", test_broken);
 	g_test_add_func("/facts/broken/reasons", test_broken_reasons);
 	g_test_add_func("/facts/sections", test_sections);
+	g_test_add_func("/facts/isa-level", test_isa_level);
+	g_test_add_func("/facts/cpu/new-members", test_cpu_new_members);
+	g_test_add_func("/facts/cpu/vulnerabilities-missing", test_vulnerabilities_missing);
 	return g_test_run();
 }

@@ -195,9 +195,102 @@ static void test_live(void)
 	g_assert_cmpuint(json_array_get_length(unused), ==, 0);
 }
 
+static JsonNode *live_cpu(void)
+{
+	g_autoptr(JsonArray) errors = json_array_new();
+	AgentFactsContext ctx = { .sysroot = "/", .errors = errors };
+
+	return agent_facts_collect_cpu(&ctx);
+}
+
+/* The highest "x86-64-vN (supported, searched)" of the loader's --help. */
+static char *ldso_highest_level(void)
+{
+	const char *const argv[] = { "/lib64/ld-linux-x86-64.so.2", "--help", NULL };
+	g_autofree char *out = NULL;
+	g_auto(GStrv) lines = NULL;
+
+	if (!g_file_test(argv[0], G_FILE_TEST_EXISTS))
+		return NULL;
+	g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+	                           NULL, &out, NULL, NULL, NULL));
+	lines = g_strsplit(out, "\n", -1);
+	for (guint i = 0; lines[i] != NULL; i++) {
+		g_autofree char *l = g_strstrip(g_strdup(lines[i]));
+		if (g_str_has_prefix(l, "x86-64-v") && strstr(l, "(supported") != NULL)
+			return g_strndup(l, strlen("x86-64-vN"));
+	}
+	return g_strdup("x86-64-v1");
+}
+
+/* Ground truth: glibc's loader on this very machine. */
+static void test_live_isa_level(void)
+{
+	g_autofree char *want = ldso_highest_level();
+	g_autoptr(JsonNode) cpu = NULL;
+
+	if (want == NULL) {
+		g_test_skip("no x86-64 ld.so here");
+		return;
+	}
+	cpu = live_cpu();
+	g_assert_cmpstr(facts_get_str(cpu, "isa_level"), ==, want);
+	if (g_strcmp0(want, "x86-64-v4") == 0)
+		g_assert_cmpuint(
+		    json_array_get_length(json_node_get_array(facts_get(cpu, "isa_missing"))), ==,
+		    0);
+}
+
+static void test_live_vulnerabilities(void)
+{
+	const char *dir = "/sys/devices/system/cpu/vulnerabilities";
+	g_autoptr(JsonNode) cpu = live_cpu();
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const char *name;
+	guint n = 0;
+
+	if (d == NULL) {
+		g_assert_true(facts_is_null(cpu, "vulnerabilities"));
+		return;
+	}
+	while ((name = g_dir_read_name(d)) != NULL) {
+		g_autofree char *path = g_build_filename(dir, name, NULL);
+		g_autofree char *text = NULL;
+		g_autofree char *member = g_strdup_printf("vulnerabilities.%s", name);
+		g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+		g_strchomp(text);
+		g_assert_cmpstr(facts_get_str(cpu, member), ==, text);
+		n++;
+	}
+	g_assert_cmpuint(
+	    json_object_get_size(json_node_get_object(facts_get(cpu, "vulnerabilities"))), ==, n);
+}
+
+static void test_live_topology(void)
+{
+	g_autoptr(JsonNode) cpu = live_cpu();
+	gint64 cpus = facts_get_int(cpu, "topology.cpus");
+
+	g_assert_cmpint(cpus, ==, facts_get_int(cpu, "count"));
+	g_assert_cmpint(facts_get_int(cpu, "topology.sockets") *
+	                    facts_get_int(cpu, "topology.cores_per_socket") *
+	                    facts_get_int(cpu, "topology.threads_per_core"),
+	                ==, cpus);
+	/* Some hypervisors give no cache leaves, and the kernel then no cache directory. */
+	if (g_file_test("/sys/devices/system/cpu/cpu0/cache", G_FILE_TEST_IS_DIR))
+		g_assert_cmpuint(
+		    json_array_get_length(json_node_get_array(facts_get(cpu, "topology.caches"))),
+		    >, 0);
+	else
+		g_assert_true(facts_is_null(cpu, "topology.caches"));
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/facts/live", test_live);
+	g_test_add_func("/facts/live/isa-level", test_live_isa_level);
+	g_test_add_func("/facts/live/vulnerabilities", test_live_vulnerabilities);
+	g_test_add_func("/facts/live/topology", test_live_topology);
 	return g_test_run();
 }

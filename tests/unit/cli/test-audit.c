@@ -5,6 +5,7 @@
 #include "render/facts-view.h"
 #include "render/csv.h"
 #include "render/audit-view.h"
+#include "gb-error.h"
 #include "gb-json.h"
 
 /* fixtures */
@@ -166,6 +167,9 @@ static void test_rules_table(void)
 		{ "CPU-MISSING-SIMD", CLI_LEVEL_NOTE },
 		{ "CPU-NESTED-EXPOSED", CLI_LEVEL_NOTE },
 		{ "CPU-HYPERVISOR", CLI_LEVEL_WARN },
+		{ "CPU-ISA-LEVEL", CLI_LEVEL_NOTE },
+		{ "CPU-REQUIRED-FLAGS", CLI_LEVEL_FAIL },
+		{ "CPU-VULNERABLE", CLI_LEVEL_WARN },
 		{ "DISK-EMULATED", CLI_LEVEL_WARN },
 		{ "DISK-WRITE-THROUGH", CLI_LEVEL_WARN },
 		{ "DISK-SCHEDULER", CLI_LEVEL_NOTE },
@@ -199,10 +203,17 @@ static void test_tuned_host(void)
 	const CliAuditRuleInfo *rules = cli_audit_rules(&n);
 
 	dump(findings);
-	/* a clean guest: every rule checked something and says PASS */
-	for (guint i = 0; i < n; i++)
+	/* a clean guest: every rule checked something and says PASS, but the ISA level, which
+	 * is a NOTE to read, and the required flags, which speak only when some are required */
+	for (guint i = 0; i < n; i++) {
+		if (g_strcmp0(rules[i].id, "CPU-ISA-LEVEL") == 0 ||
+		    g_strcmp0(rules[i].id, "CPU-REQUIRED-FLAGS") == 0)
+			continue;
 		g_assert_cmpuint(count_rule(findings, rules[i].id, CLI_LEVEL_PASS), >=, 1);
-	g_assert_cmpint(cli_audit_worst(findings), ==, CLI_LEVEL_PASS);
+	}
+	g_assert_cmpuint(count_rule(findings, "CPU-ISA-LEVEL", CLI_LEVEL_NOTE), ==, 1);
+	g_assert_cmpuint(count_rule(findings, "CPU-REQUIRED-FLAGS", -1), ==, 0);
+	g_assert_cmpint(cli_audit_worst(findings), ==, CLI_LEVEL_NOTE);
 	assert_finding(findings, "DISK-EMULATED", "block/vda", CLI_LEVEL_PASS);
 	assert_finding(findings, "DISK-WRITE-THROUGH", "block/vda", CLI_LEVEL_PASS);
 	assert_finding(findings, "DISK-SCHEDULER", "block/vda", CLI_LEVEL_PASS);
@@ -254,6 +265,160 @@ static void test_legacy_qemu64(void)
 	assert_finding(findings, "HUGEPAGES", "memory", CLI_LEVEL_PASS);
 	assert_finding(findings, "NUMA-SPAN", "numa", CLI_LEVEL_PASS);
 	g_assert_cmpint(cli_audit_worst(findings), ==, CLI_LEVEL_FAIL);
+}
+
+static GPtrArray *audit_fixture_require(const char *name, guint level, const char *flags)
+{
+	g_autoptr(JsonNode) node = load_fixture(name);
+	g_autoptr(CliFacts) facts = cli_facts_new(fixture_object(node));
+	g_auto(GStrv) flag_list = flags != NULL ? g_strsplit(flags, ",", -1) : NULL;
+	CliAuditRequire require = { .isa_level = level, .flags = flag_list };
+
+	return cli_audit_run_require(facts, &require);
+}
+
+static void test_isa_level(void)
+{
+	g_autoptr(GPtrArray) legacy = audit_fixture("legacy-qemu64.json");
+	g_autoptr(GPtrArray) legacy_v2 = audit_fixture_require("legacy-qemu64.json", 2, NULL);
+	g_autoptr(GPtrArray) legacy_v1 = audit_fixture_require("legacy-qemu64.json", 1, NULL);
+	g_autoptr(GPtrArray) tuned_v4 = audit_fixture_require("tuned-host.json", 4, NULL);
+	g_autoptr(GPtrArray) old_agent = audit_fixture_require("tcg.json", 3, NULL);
+	g_autoptr(GPtrArray) old_agent_free = audit_fixture("tcg.json");
+	CliFinding *f;
+
+	f = assert_finding(legacy, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "ISA level x86-64-v1 (x86-64-v2 lacks popcnt, sse4_1, sse4_2, "
+	                           "ssse3)");
+	g_assert_null(f->hint);
+	f = assert_finding(legacy_v2, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_FAIL);
+	assert_contains(f->detail, "below the required x86-64-v2");
+	assert_contains(f->detail, "sse4_2");
+	assert_contains(f->hint, "Nehalem");
+	assert_contains(f->hint, "host-passthrough");
+	f = assert_finding(legacy_v1, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "required x86-64-v1");
+	f = assert_finding(tuned_v4, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "ISA level x86-64-v4; required x86-64-v4");
+	/* an agent without isa_level: silent, unless a level is required */
+	assert_no_finding(old_agent_free, "CPU-ISA-LEVEL", NULL);
+	f = assert_finding(old_agent, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_WARN);
+	assert_contains(f->detail, "the required x86-64-v3 cannot be checked");
+	f = assert_finding(old_agent, "FACTS-ERRORS", "cpu.isa_level", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "CPU-ISA-LEVEL");
+}
+
+static void test_isa_level_bad_values(void)
+{
+	const char *const docs[] = {
+		"{\"cpu\": {\"architecture\": \"x86_64\", \"isa_level\": \"x86-64-v9\"}}",
+		"{\"cpu\": {\"architecture\": \"x86_64\", \"isa_level\": 2}}",
+		"{\"cpu\": {\"architecture\": \"x86_64\", \"isa_level\": \"\"}}",
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(docs); i++) {
+		g_autoptr(JsonNode) node = json_from_string(docs[i], NULL);
+		g_autoptr(CliFacts) facts = cli_facts_new(fixture_object(node));
+		CliAuditRequire require = { .isa_level = 2 };
+		g_autoptr(GPtrArray) findings = cli_audit_run_require(facts, &require);
+		g_autoptr(GPtrArray) free_findings = cli_audit_run_facts(facts);
+
+		dump(findings);
+		assert_finding(findings, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_WARN);
+		assert_finding(findings, "FACTS-ERRORS", "cpu.isa_level", CLI_LEVEL_NOTE);
+		/* a value that cannot be right is noted even with nothing required */
+		assert_finding(free_findings, "FACTS-ERRORS", "cpu.isa_level", CLI_LEVEL_NOTE);
+		assert_no_finding(free_findings, "CPU-ISA-LEVEL", NULL);
+	}
+}
+
+static void test_required_flags(void)
+{
+	g_autoptr(GPtrArray) legacy =
+	    audit_fixture_require("legacy-qemu64.json", 0, "sse2,avx2,ssbd");
+	g_autoptr(GPtrArray) tuned = audit_fixture_require("tuned-host.json", 0, "avx2,aes");
+	CliFinding *f;
+
+	f = assert_finding(legacy, "CPU-REQUIRED-FLAGS", "cpu", CLI_LEVEL_FAIL);
+	assert_contains(f->detail, "required CPU flags missing: avx2,ssbd");
+	assert_contains(f->hint, "+FLAG");
+	assert_contains(f->hint, "<feature policy='require' name='FLAG'/>");
+	f = assert_finding(tuned, "CPU-REQUIRED-FLAGS", "cpu", CLI_LEVEL_PASS);
+	assert_contains(f->detail, "avx2, aes");
+	g_assert_cmpint(cli_audit_worst(tuned), <, CLI_LEVEL_WARN);
+}
+
+static void test_vulnerable(void)
+{
+	g_autoptr(GPtrArray) legacy = audit_fixture("legacy-qemu64.json");
+	g_autoptr(GPtrArray) tuned = audit_fixture("tuned-host.json");
+	CliFinding *f;
+
+	f = assert_finding(legacy, "CPU-VULNERABLE", "cpu/spec_store_bypass", CLI_LEVEL_WARN);
+	assert_contains(f->detail, "'Vulnerable'");
+	assert_contains(f->detail, "ssbd");
+	assert_contains(f->hint, "-cpu MODEL,+ssbd");
+	assert_contains(f->hint, "<feature policy='require' name='ssbd'/>");
+	f = assert_finding(legacy, "CPU-VULNERABLE", "cpu/mds", CLI_LEVEL_WARN);
+	assert_contains(f->detail, "md-clear");
+	assert_contains(f->hint, "+md-clear");
+	/* no CPU-model cause known: a note, not a warning */
+	f = assert_finding(legacy, "CPU-VULNERABLE", "cpu/srbds", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "Vulnerable: No microcode");
+	assert_no_finding(legacy, "CPU-VULNERABLE", "cpu/meltdown");
+	assert_no_finding(legacy, "CPU-VULNERABLE", "cpu/spectre_v1");
+	assert_finding(tuned, "CPU-VULNERABLE", "cpu", CLI_LEVEL_PASS);
+}
+
+static void test_vulnerable_bad_values(void)
+{
+	g_autoptr(JsonNode) node =
+	    json_from_string("{\"cpu\": {\"vulnerabilities\": {\"mds\": 1, \"l1tf\": null, "
+	                     "\"spec_store_bypass\": \"Vulnerable\"}}, \"errors\": []}",
+	                     NULL);
+	g_autoptr(JsonNode) wrong =
+	    json_from_string("{\"cpu\": {\"vulnerabilities\": \"Vulnerable\"}}", NULL);
+	g_autoptr(GPtrArray) findings = cli_audit_run(fixture_object(node));
+	g_autoptr(GPtrArray) wrong_findings = cli_audit_run(fixture_object(wrong));
+
+	dump(findings);
+	/* texts that are not strings are skipped, the rest still judged */
+	g_assert_cmpuint(count_rule(findings, "CPU-VULNERABLE", -1), ==, 1);
+	assert_finding(findings, "CPU-VULNERABLE", "cpu/spec_store_bypass", CLI_LEVEL_WARN);
+	assert_no_finding(wrong_findings, "CPU-VULNERABLE", NULL);
+	assert_finding(wrong_findings, "FACTS-ERRORS", "cpu.vulnerabilities", CLI_LEVEL_NOTE);
+}
+
+static void test_require_parse(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_auto(GStrv) flags = NULL;
+	guint level = 0;
+	const char *const bad_levels[] = { "",   "x86-64-v0",  "x86-64-v5",  "x86-64-v",
+		                           "v3", "x86-64-v3 ", "x86-64-v+3", "X86-64-V3" };
+	const char *const bad_flags[] = { "", ",", "avx2,", "a b", "avx2;aes", "é" };
+
+	g_assert_true(cli_isa_level_parse("x86-64-v3", &level, &error));
+	g_assert_no_error(error);
+	g_assert_cmpuint(level, ==, 3);
+	for (guint i = 0; i < G_N_ELEMENTS(bad_levels); i++) {
+		g_autoptr(GError) e = NULL;
+		g_assert_false(cli_isa_level_parse(bad_levels[i], &level, &e));
+		g_assert_error(e, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+		assert_contains(e->message,
+		                "expected x86-64-v1, x86-64-v2, x86-64-v3 or x86-64-v4");
+	}
+	flags = cli_cpu_flags_parse("avx2, sse4_2,avx2,md-clear", &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(g_strv_length(flags), ==, 3);
+	g_assert_cmpstr(flags[1], ==, "sse4_2");
+	for (guint i = 0; i < G_N_ELEMENTS(bad_flags); i++) {
+		g_autoptr(GError) e = NULL;
+		g_auto(GStrv) none = cli_cpu_flags_parse(bad_flags[i], &e);
+		g_assert_null(none);
+		g_assert_error(e, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+		assert_contains(e->message, "invalid CPU flag");
+	}
 }
 
 static void test_numa_memoryless(void)
@@ -1096,6 +1261,12 @@ int main(int argc, char **argv)
 	g_test_add_func("/audit/findings-json", test_findings_json);
 	g_test_add_func("/audit/render-table", test_render_table);
 	g_test_add_func("/audit/render-hostile", test_render_hostile);
+	g_test_add_func("/audit/isa-level", test_isa_level);
+	g_test_add_func("/audit/isa-level-bad-values", test_isa_level_bad_values);
+	g_test_add_func("/audit/required-flags", test_required_flags);
+	g_test_add_func("/audit/vulnerable", test_vulnerable);
+	g_test_add_func("/audit/vulnerable-bad-values", test_vulnerable_bad_values);
+	g_test_add_func("/audit/require-parse", test_require_parse);
 	g_test_add_func("/audit/csv", test_csv);
 	g_test_add_func("/audit/summary", test_summary);
 	g_test_add_func("/audit/summary-many", test_summary_many);

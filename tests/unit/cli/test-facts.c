@@ -86,6 +86,15 @@ static void test_real_document(void)
 	g_assert_cmpint(cpu->hypervisor.kind, ==, CLI_HYPERVISOR_OTHER);
 	g_assert_true(cpu->cpuid.aes.value);
 	g_assert_true(cpu->cpuid.pclmulqdq.value);
+	g_assert_cmpstr(cpu->isa_level.value, ==, "x86-64-v4");
+	g_assert_cmpuint(g_strv_length(cpu->isa_missing.value), ==, 0);
+	g_assert_true(cli_fact_ok(&cpu->vulnerabilities.fact));
+	for (guint i = 0; cpu->vulnerabilities.names[i] != NULL; i++) {
+		if (g_strcmp0(cpu->vulnerabilities.names[i], "spec_store_bypass") == 0)
+			g_assert_cmpstr(cpu->vulnerabilities.texts[i], ==, "Vulnerable");
+		if (g_strcmp0(cpu->vulnerabilities.names[i], "meltdown") == 0)
+			g_assert_cmpstr(cpu->vulnerabilities.texts[i], ==, "Mitigation: PTI");
+	}
 
 	g_assert_cmpint(facts->memory.total_bytes.value, ==, 25275953152);
 	g_assert_cmpint(facts->memory.hugepages.total.value, ==, 0);
@@ -122,7 +131,8 @@ static void test_real_document(void)
 
 	g_assert_cmpstr(facts->os.pretty_name.value, ==, "Debian GNU/Linux 12 (bookworm)");
 	g_assert_true(cli_fact_ok(&facts->errors.fact));
-	g_assert_cmpuint(facts->errors.items->len, ==, 0);
+	/* this machine has no cpu0/cache directory */
+	g_assert_cmpuint(facts->errors.items->len, ==, 1);
 
 	/* the normal nulls of a real guest, in document order */
 	assert_problems(facts, "steal.percent: null\n"
@@ -192,6 +202,9 @@ static void test_missing(void)
 		                       "cpu.hypervisor.signature: missing\n"
 		                       "cpu.hypervisor.source: missing\n"
 		                       "cpu.cpuid: missing\n"
+		                       "cpu.isa_level: missing\n"
+		                       "cpu.isa_missing: missing\n"
+		                       "cpu.vulnerabilities: missing\n"
 		                       "memory.total_bytes: missing\n"
 		                       "memory.hugepages: missing\n"
 		                       "memory.thp: missing\n"
@@ -238,6 +251,9 @@ static void test_null(void)
 	                       "cpu.flags: null\n"
 	                       "cpu.hypervisor: null\n"
 	                       "cpu.cpuid: null\n"
+	                       "cpu.isa_level: missing\n"
+	                       "cpu.isa_missing: missing\n"
+	                       "cpu.vulnerabilities: missing\n"
 	                       "memory: null\n"
 	                       "clocksource.current: null\n"
 	                       "clocksource.available: null\n"
@@ -280,6 +296,9 @@ static void test_wrong_types(void)
 	                       "cpu.hypervisor.vendor: wrong type (expected string)\n"
 	                       "cpu.hypervisor.source: null\n"
 	                       "cpu.cpuid: wrong type (expected object)\n"
+	                       "cpu.isa_level: missing\n"
+	                       "cpu.isa_missing: missing\n"
+	                       "cpu.vulnerabilities: missing\n"
 	                       "memory.total_bytes: wrong type (expected integer)\n"
 	                       "memory.hugepages: wrong type (expected object)\n"
 	                       "memory.thp: wrong type (expected string)\n"
@@ -320,6 +339,31 @@ static void test_wrong_types(void)
 	g_assert_cmpint(facts->memory.hugepages.total.fact.state, ==, CLI_FACT_NO_PARENT);
 }
 
+/* The CPU audit's members: wrong types, and a vulnerability that is not text. */
+static void test_cpu_audit_members(void)
+{
+	g_autoptr(CliFacts) bad =
+	    facts_from("{\"cpu\": {\"isa_level\": 3, \"isa_missing\": [\"avx\", 1], "
+	               "\"vulnerabilities\": [\"mds\"]}}");
+	g_autoptr(CliFacts) mixed = facts_from(
+	    "{\"cpu\": {\"isa_level\": \"x86-64-v2\", \"isa_missing\": [], \"vulnerabilities\": "
+	    "{\"mds\": 5, \"spec_store_bypass\": \"Vulnerable\", \"l1tf\": null}}}");
+	const CliFactStrMap *v = &mixed->cpu.vulnerabilities;
+
+	g_assert_cmpint(bad->cpu.isa_level.fact.state, ==, CLI_FACT_WRONG_TYPE);
+	g_assert_cmpint(bad->cpu.isa_missing.fact.state, ==, CLI_FACT_WRONG_TYPE);
+	g_assert_cmpint(bad->cpu.vulnerabilities.fact.state, ==, CLI_FACT_WRONG_TYPE);
+	g_assert_null(bad->cpu.vulnerabilities.names);
+	g_assert_cmpstr(mixed->cpu.isa_level.value, ==, "x86-64-v2");
+	g_assert_true(cli_fact_ok(&v->fact));
+	g_assert_cmpuint(g_strv_length(v->names), ==, 3);
+	g_assert_cmpstr(v->names[0], ==, "mds");
+	g_assert_null(v->texts[0]);
+	g_assert_cmpstr(v->names[1], ==, "spec_store_bypass");
+	g_assert_cmpstr(v->texts[1], ==, "Vulnerable");
+	g_assert_null(v->texts[2]);
+}
+
 static void test_huge_arrays(void)
 {
 	const guint n = 20000;
@@ -341,8 +385,8 @@ static void test_huge_arrays(void)
 	g_assert_cmpstr(last->node.path, ==, "block[19999]");
 	g_assert_cmpstr(last->bus.value, ==, "nvme");
 	assert_path(&last->name.fact, "block[19999].name");
-	/* 12 missing members per disk, 6 of cpu, 7 of the document */
-	g_assert_cmpuint(facts->problems->len, ==, n * 12 + 13);
+	/* 12 missing members per disk, 9 of cpu, 7 of the document */
+	g_assert_cmpuint(facts->problems->len, ==, n * 12 + 16);
 }
 
 static void test_unnamed_items(void)
@@ -526,6 +570,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/facts/null", test_null);
 	g_test_add_func("/facts/wrong-types", test_wrong_types);
 	g_test_add_func("/facts/huge-arrays", test_huge_arrays);
+	g_test_add_func("/facts/cpu-audit-members", test_cpu_audit_members);
 	g_test_add_func("/facts/unnamed-items", test_unnamed_items);
 	g_test_add_func("/facts/hostile-strings", test_hostile_strings);
 	g_test_add_func("/facts/hypervisor-kind", test_hypervisor_kind);

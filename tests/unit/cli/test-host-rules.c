@@ -237,6 +237,52 @@ static void test_unpinned(void)
 	g_assert_null(find(findings, "CPU-NO-AESNI", NULL));
 }
 
+/*
+ * A model offering mitigation bits the guest does not see: the TCG recording's
+ * expansion with md-clear, spec-ctrl and ssbd on, as KVM's host model has them
+ * on an Intel host that has them.
+ */
+static void test_cpu_hidden_spec_ctrl(void)
+{
+	g_autoptr(JsonObject) replies = load_replies("tcg-16g");
+	g_autofree char *sysroot = data_path("qmp", "hosts", "numa-split");
+	JsonObject *expansion = json_object_get_object_member(replies, "query-cpu-model-expansion");
+	JsonObject *props = json_object_get_object_member(
+	    json_object_get_object_member(expansion, "model"), "props");
+	g_autoptr(JsonNode) view = NULL;
+	g_autoptr(JsonNode) qemu64 = load_facts("qemu64");
+	g_autoptr(JsonNode) host = load_facts("cpu-host");
+	g_autoptr(GPtrArray) f64 = NULL;
+	g_autoptr(GPtrArray) fhost = NULL;
+	g_auto(GStrv) offer = NULL;
+	JsonObject *cpu_offer = NULL;
+	CliFinding *f;
+
+	json_object_set_boolean_member(props, "md-clear", TRUE);
+	json_object_set_boolean_member(props, "spec-ctrl", TRUE);
+	json_object_set_boolean_member(props, "ssbd", TRUE);
+	view = cli_hostview_build(replies, "/run/qmp.sock", 4242, sysroot);
+	g_assert_true(gb_json_get_object(json_node_get_object(view), "cpu_offer", GB_JSON_REQUIRED,
+	                                 &cpu_offer, NULL));
+	g_assert_true(gb_json_get_strv(cpu_offer, "flags", GB_JSON_REQUIRED, &offer, NULL));
+	g_assert_true(g_strv_contains((const char *const *)offer, "md_clear"));
+	g_assert_true(g_strv_contains((const char *const *)offer, "spec_ctrl"));
+	g_assert_false(g_strv_contains((const char *const *)offer, "virt_ssbd"));
+
+	f64 = cli_host_rules_run(json_node_get_object(qemu64), json_node_get_object(view));
+	f = must_find(f64, "HOST-CPU-HIDDEN", "cpu");
+	g_test_message("%s / %s", f->detail, f->hint);
+	g_assert_nonnull(strstr(f->detail, "md_clear, spec_ctrl, ssbd"));
+	g_assert_nonnull(strstr(f->hint, "-cpu MODEL,+md-clear,+spec-ctrl,+ssbd"));
+	g_assert_nonnull(strstr(f->hint, "<feature policy='require' name='md-clear'/>"));
+	/* the host model's guest sees md_clear (and arch_capabilities) but not the other two */
+	fhost = cli_host_rules_run(json_node_get_object(host), json_node_get_object(view));
+	f = must_find(fhost, "HOST-CPU-HIDDEN", "cpu");
+	g_assert_null(strstr(f->detail, "md_clear"));
+	g_assert_nonnull(strstr(f->detail, "spec_ctrl, ssbd"));
+	g_assert_nonnull(strstr(f->hint, "-cpu MODEL,+spec-ctrl,+ssbd"));
+}
+
 /* Without guest facts the host-only rules still run. */
 static void test_no_facts(void)
 {
@@ -461,6 +507,19 @@ static void test_check_kvm_nested(void)
 	                        "node0: 512 x 2048kB, node1: 512 x 2048kB"));
 	assert_level(f, "HOST-THP", "memory", CLI_LEVEL_PASS);
 	assert_level(f, "HOST-CPU-AES", "cpu", CLI_LEVEL_PASS);
+	/* each file the host kernel says Vulnerable, verbatim; mitigated ones are not listed */
+	assert_level(f, "HOST-CPU-VULNERABLE", "cpu/spec_store_bypass", CLI_LEVEL_WARN);
+	assert_level(f, "HOST-CPU-VULNERABLE", "cpu/mds", CLI_LEVEL_WARN);
+	g_assert_nonnull(strstr(must_find(f, "HOST-CPU-VULNERABLE", "cpu/mds")->detail,
+	                        "'Vulnerable: Clear CPU buffers attempted, no microcode; SMT "
+	                        "vulnerable'"));
+	g_assert_nonnull(strstr(must_find(f, "HOST-CPU-VULNERABLE", "cpu/mds")->hint, "microcode"));
+	g_assert_null(find(f, "HOST-CPU-VULNERABLE", "cpu/meltdown"));
+	g_assert_null(find(f, "HOST-CPU-VULNERABLE", "cpu"));
+	/* CPUID is this machine's, not the tree's: not judged */
+	assert_level(f, "HOST-CPU-ISA-LEVEL", "cpu", CLI_LEVEL_NOTE);
+	g_assert_nonnull(strstr(must_find(f, "HOST-CPU-ISA-LEVEL", "cpu")->detail,
+	                        "not checked under --host-sysroot"));
 	/* a crafted /dev/kvm is a plain file: it must not pass for the KVM device */
 	assert_level(f, "HOST-KVM-DEVICE", "/dev/kvm", CLI_LEVEL_FAIL);
 	kvm = must_find(f, "HOST-KVM-DEVICE", NULL);
@@ -475,6 +534,10 @@ static void test_check_kvm_no_nested(void)
 	g_assert_nonnull(strstr(must_find(f, "HOST-KVM-NESTED", NULL)->detail, "nested=N"));
 	assert_level(f, "HOST-HUGEPAGES", "memory", CLI_LEVEL_NOTE);
 	assert_level(f, "HOST-THP", "memory", CLI_LEVEL_WARN);
+	/* all mitigated; a file of binary junk is skipped, not judged */
+	assert_level(f, "HOST-CPU-VULNERABLE", "cpu", CLI_LEVEL_PASS);
+	g_assert_nonnull(strstr(must_find(f, "HOST-CPU-VULNERABLE", "cpu")->detail,
+	                        "2 vulnerability files, none says Vulnerable"));
 }
 
 static void test_check_no_kvm(void)
@@ -508,6 +571,8 @@ static void test_check_empty_root(void)
 	assert_level(f, "HOST-THP", "memory", CLI_LEVEL_NOTE);
 	assert_level(f, "HOST-HUGEPAGES", "memory", CLI_LEVEL_NOTE);
 	g_assert_null(find(f, "HOST-CPU-AES", NULL));
+	/* a kernel before 4.15 */
+	assert_level(f, "HOST-CPU-VULNERABLE", "cpu", CLI_LEVEL_NOTE);
 	rm_rf(root);
 }
 
@@ -602,12 +667,64 @@ static void test_check_cli(void)
 		g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
 		                           &out, &err, &status, &error));
 		g_assert_nonnull(strstr(out, "Checking for hardware virtualization"));
+		g_assert_nonnull(strstr(out, "Checking the x86-64 ISA level"));
+		g_assert_nonnull(strstr(out, "Checking CPU vulnerabilities"));
 		if (!g_file_test("/dev/kvm", G_FILE_TEST_EXISTS)) {
 			g_assert_cmpint(WEXITSTATUS(status), ==, 1);
 			g_assert_nonnull(strstr(out, "FAIL (cannot open /dev/kvm: No such file"));
 		} else {
 			g_assert_cmpint(WEXITSTATUS(status), <=, 1);
 		}
+	}
+}
+
+/* The highest "x86-64-vN (supported" line of glibc's loader, or NULL without one. */
+static char *ldso_level(void)
+{
+	const char *argv[] = { "/lib64/ld-linux-x86-64.so.2", "--help", NULL };
+	g_autofree char *out = NULL;
+	g_auto(GStrv) lines = NULL;
+
+	if (!g_file_test(argv[0], G_FILE_TEST_EXISTS) ||
+	    !g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out,
+	                  NULL, NULL, NULL))
+		return NULL;
+	lines = g_strsplit(out, "\n", -1);
+	for (guint i = 0; lines[i] != NULL; i++) {
+		g_autofree char *l = g_strstrip(g_strdup(lines[i]));
+		if (g_str_has_prefix(l, "x86-64-v") && strstr(l, "(supported") != NULL)
+			return g_strndup(l, strlen("x86-64-vN"));
+	}
+	return g_strdup("x86-64-v1");
+}
+
+/* This very host: its ISA level is what glibc's loader says, its vulnerabilities sysfs'. */
+static void test_check_live_cpu(void)
+{
+	g_autoptr(GPtrArray) f = cli_host_check_collect(NULL);
+	g_autofree char *want = ldso_level();
+	CliFinding *isa = must_find(f, "HOST-CPU-ISA-LEVEL", "cpu");
+	g_autoptr(GDir) dir = g_dir_open("/sys/devices/system/cpu/vulnerabilities", 0, NULL);
+	const char *name;
+
+	if (want == NULL) {
+		g_test_skip("no x86-64 ld.so here");
+		return;
+	}
+	g_test_message("%s", isa->detail);
+	g_assert_true(g_str_has_prefix(isa->detail, want));
+	while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+		g_autofree char *path =
+		    g_build_filename("/sys/devices/system/cpu/vulnerabilities", name, NULL);
+		g_autofree char *text = NULL;
+		g_autofree char *subject = g_strdup_printf("cpu/%s", name);
+
+		if (!g_file_get_contents(path, &text, NULL, NULL))
+			continue;
+		if (g_str_has_prefix(text, "Vulnerable"))
+			assert_level(f, "HOST-CPU-VULNERABLE", subject, CLI_LEVEL_WARN);
+		else
+			g_assert_null(find(f, "HOST-CPU-VULNERABLE", subject));
 	}
 }
 
@@ -661,6 +778,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/host-check/no-kvm", test_check_no_kvm);
 	g_test_add_func("/host-check/empty-root", test_check_empty_root);
 	g_test_add_func("/host-check/cli", test_check_cli);
+	g_test_add_func("/host-rules/cpu-hidden-spec-ctrl", test_cpu_hidden_spec_ctrl);
+	g_test_add_func("/host-check/live-cpu", test_check_live_cpu);
 	g_test_add_func("/host-rules/qmp-option", test_qmp_option);
 	return g_test_run();
 }

@@ -59,6 +59,11 @@ static void test_inventory_good(void)
 	t = find(targets, "db1");
 	g_assert_cmpstr(t->qmp, ==, "/run/qemu/db1.qmp");
 	g_assert_cmpstr(t->agent_path, ==, "/usr/local/bin/guestbench-agent");
+	g_assert_cmpuint(t->require_level, ==, 3);
+	g_assert_cmpuint(g_strv_length(t->require_flags), ==, 2); /* repeats once */
+	g_assert_cmpstr(t->require_flags[1], ==, "aes");
+	g_assert_cmpuint(find(targets, "web1")->require_level, ==, 0);
+	g_assert_null(find(targets, "web1")->require_flags);
 
 	t = find(targets, "büro-ünïcode 1");
 	g_assert_cmpint(t->scheme, ==, CLI_TARGET_VSOCK);
@@ -91,8 +96,9 @@ static void test_inventory_bad_files(void)
 		const char *file;
 		const char *message; /* after "PATH" */
 	} cases[] = {
-		{ "bad-unknown-key.ini", ":3: unknown key 'tag' in [guest a] (expected target, "
-		                         "tags, qmp, agent_path or connect)" },
+		{ "bad-unknown-key.ini",
+		  ":3: unknown key 'tag' in [guest a] (expected target, tags, qmp, agent_path, "
+		  "connect, require_level or require_flags)" },
 		{ "bad-dup-name.ini", ":6: duplicate guest 'a' (first at line 1)" },
 		{ "bad-scheme.ini",
 		  ":3: [guest b]: invalid target 'http://b': unknown scheme 'http:'" },
@@ -157,6 +163,15 @@ static void test_inventory_bad_text(void)
 		{ "[guest a]\ntarget=/a\nagent_path=bin/agent\n",
 		  "x.ini:1: [guest a]: agent_path 'bin/agent' is not an absolute path" },
 		{ "[guest a]\ntarget=/a\nqmp=\n", "x.ini:1: [guest a]: empty qmp=" },
+		{ "[guest a]\ntarget=/a\nrequire_level=x86-64-v5\n",
+		  "x.ini:1: [guest a]: require_level: invalid ISA level 'x86-64-v5' (expected "
+		  "x86-64-v1, x86-64-v2, x86-64-v3 or x86-64-v4)" },
+		{ "[guest a]\ntarget=/a\nrequire_level=\n",
+		  "x.ini:1: [guest a]: require_level: invalid ISA level ''" },
+		{ "[guest a]\ntarget=/a\nrequire_flags=avx2,,aes\n",
+		  "x.ini:1: [guest a]: require_flags: invalid CPU flag '' in 'avx2,,aes'" },
+		{ "[guest a]\ntarget=/a\nrequire_flags=av x2\n",
+		  "x.ini:1: [guest a]: require_flags: invalid CPU flag 'av x2'" },
 		{ "[guest a]\ntarget=/a\n[guest b]\ntarget=/b\xff\n", "x.ini:4: not valid UTF-8" },
 		/* connect= and [hypervisor NAME] */
 		{ "[guest a]\ntarget=/a\nconnect=qemu:///system\n",
