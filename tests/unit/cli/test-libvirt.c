@@ -354,6 +354,51 @@ static void test_libvirt_discover_missing_dir(void)
 	g_assert_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
 }
 
+/*
+ * libvirt:DOMAIN through the API on libvirt's test driver (the real library,
+ * no daemon): test:///default has one running domain, "test", without a
+ * guestbench channel. Never the default URI: the machine's libvirtd is not ours.
+ */
+static void test_libvirt_api_test_driver(void)
+{
+	const char *const uris[] = { "test:///default", NULL };
+	CliTargetOptions opts = { .connect = uris };
+	g_autoptr(GError) error = NULL;
+	g_autoptr(CliTarget) test = NULL;
+	g_autoptr(CliTarget) nope = NULL;
+	g_autoptr(GPtrArray) all = NULL;
+
+	g_unsetenv(CLI_LIBVIRT_DIR_ENV);
+	test = cli_target_parse_full("libvirt:test", &opts, &error);
+	g_assert_no_error(error);
+#ifdef HAVE_LIBVIRT
+	g_test_message("%s", test->error);
+	g_assert_cmpstr(test->domain, ==, "test");
+	g_assert_cmpstr(test->uri, ==, "test:///default");
+	g_assert_null(test->host);
+	g_assert_nonnull(strstr(test->error, "libvirt domain 'test' has no <channel> with "));
+	g_assert_nonnull(strstr(test->error, "path='/run/guestbench/DOMAIN.sock'"));
+	nope = cli_target_parse_full("libvirt:nope", &opts, &error);
+	g_assert_no_error(error);
+	g_assert_cmpstr(nope->error, ==, "no domain 'nope' on test:///default");
+	all = cli_targets_from_libvirt(uris, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(all->len, ==, 1);
+	g_assert_cmpstr(((CliTarget *)g_ptr_array_index(all, 0))->name, ==, "test");
+#else
+	/* without libvirt the guest's error says what is missing and what still works */
+	g_test_message("%s", test->error);
+	g_assert_nonnull(strstr(test->error, "built without libvirt"));
+	g_assert_nonnull(strstr(test->error, "--libvirt-dir"));
+	all = cli_targets_from_libvirt(uris, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(all->len, ==, 1);
+	g_assert_nonnull(
+	    strstr(((CliTarget *)g_ptr_array_index(all, 0))->error, "built without libvirt"));
+	(void)nope;
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -366,5 +411,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/libvirt/targets", test_libvirt_targets);
 	g_test_add_func("/libvirt/discover", test_libvirt_discover);
 	g_test_add_func("/libvirt/discover-missing-dir", test_libvirt_discover_missing_dir);
+	g_test_add_func("/libvirt/api-test-driver", test_libvirt_api_test_driver);
 	return g_test_run();
 }
