@@ -320,8 +320,9 @@ static void test_libvirt_discover(void)
 	g_assert_nonnull(strstr(text,
 	                        "[guest vm1]\ntarget=unix:/var/lib/libvirt/qemu/channel/"
 	                        "target/domain-1-vm1/org.guestbench.agent.0\ntags=libvirt\n"));
-	g_assert_null(strstr(text, "[guest vm2]"));
-	g_assert_nonnull(strstr(text, "#   libvirt domain 'vm2' has no <channel>"));
+	/* qemu-ga's channel only: listed, reached through libvirt as libvirt:vm2 is */
+	g_assert_nonnull(strstr(text, "[guest vm2]\ntarget=libvirt:vm2\ntags=libvirt;qga\n"));
+	g_assert_null(strstr(text, "libvirt domain 'vm2' has no <channel>"));
 	g_assert_nonnull(strstr(text, "vm8.xml: invalid domain XML"));
 	g_assert_nonnull(strstr(text, "describes domain 'vm3', not 'other'"));
 	g_assert_nonnull(strstr(text, "#   <channel type='unix'>"));
@@ -330,10 +331,13 @@ static void test_libvirt_discover(void)
 	/* what discover writes, the inventory parser reads back */
 	guests = cli_inventory_parse(out_path, text, len, NULL, &error);
 	g_assert_no_error(error);
-	g_assert_cmpuint(guests->len, ==, 1);
+	g_assert_cmpuint(guests->len, ==, 2);
 	t = g_ptr_array_index(guests, 0);
 	g_assert_cmpstr(t->name, ==, "vm1");
 	g_assert_cmpstr(t->tags[0], ==, "libvirt");
+	t = g_ptr_array_index(guests, 1);
+	g_assert_cmpstr(t->name, ==, "vm2");
+	g_assert_cmpstr(t->tags[1], ==, "qga");
 	g_unlink(out_path);
 	rm_state_dir(dir);
 }
