@@ -358,6 +358,25 @@ static void test_libvirt_discover_missing_dir(void)
 	g_assert_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
 }
 
+/* --libvirt-dir among --connect options leaves them all as given, and they are freed. */
+static void test_libvirt_connect_options(void)
+{
+	g_autoptr(CliApp) app = cli_app_new();
+	g_autoptr(GError) error = NULL;
+	const char *argv[] = {
+		"guestbench",      "ping",      "--connect",     "test:///default", "--libvirt-dir",
+		"/nonexistent/gb", "--connect", "test:///other", "libvirt:test",    NULL
+	};
+
+	g_assert_true(cli_app_parse(app, argv, &error));
+	g_assert_no_error(error);
+	g_assert_cmpstr(app->opts.libvirt_dir, ==, "/nonexistent/gb");
+	g_assert_nonnull(app->opts.connect);
+	g_assert_cmpuint(g_strv_length(app->opts.connect), ==, 2);
+	g_assert_cmpstr(app->opts.connect[0], ==, "test:///default");
+	g_assert_cmpstr(app->opts.connect[1], ==, "test:///other");
+}
+
 /*
  * libvirt:DOMAIN through the API on libvirt's test driver (the real library,
  * no daemon): test:///default has one running domain, "test", without a
@@ -415,6 +434,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/libvirt/targets", test_libvirt_targets);
 	g_test_add_func("/libvirt/discover", test_libvirt_discover);
 	g_test_add_func("/libvirt/discover-missing-dir", test_libvirt_discover_missing_dir);
+	g_test_add_func("/libvirt/connect-options", test_libvirt_connect_options);
 	g_test_add_func("/libvirt/api-test-driver", test_libvirt_api_test_driver);
 	return g_test_run();
 }
