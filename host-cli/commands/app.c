@@ -181,7 +181,6 @@ static gboolean cli_option_fleet_cb(const char *option_name, const char *value, 
 		return cli_parse_seconds(option_name, value, 0.001, &app->opts.deadline, error);
 	if (g_strcmp0(option_name, "--libvirt-dir") == 0) {
 		g_free(app->opts.libvirt_dir);
-		g_strfreev(app->opts.connect);
 		app->opts.libvirt_dir = g_strdup(value);
 		return TRUE;
 	}
@@ -904,6 +903,7 @@ void cli_app_free(CliApp *app)
 	g_ptr_array_unref(app->args);
 	g_free(app->opts.output);
 	g_free(app->opts.libvirt_dir);
+	g_strfreev(app->opts.connect);
 	g_strfreev(app->opts.inventories);
 	g_strfreev(app->opts.tags);
 	g_strfreev(app->opts.names);

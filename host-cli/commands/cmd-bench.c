@@ -347,7 +347,7 @@ static gboolean cli_bench_prepare_net(guint n_targets, JsonObject *params, GErro
 		g_set_error_literal(
 		    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 		    "bench net needs either --guest-listen [ADDR:]PORT with --host-connect "
-		    "ADDR:PORT, or --host-listen ADDR:PORT");
+		    "ADDR:PORT, or --host-listen ADDR:PORT (--connect is a libvirt URI)");
 		return FALSE;
 	}
 	if (cli_bench_opts.guest_listen != NULL) {

@@ -316,6 +316,13 @@ static gboolean cli_discover_dir(CliApp *app, CliDiscovery *d, const char *dir, 
 			target->text = g_strdup_printf("unix:%s", socket);
 			reach = "channel";
 			d->n_channel++;
+		} else if (domain != NULL && domain->socket == NULL && domain->problem == NULL &&
+		           domain->qga_socket != NULL) {
+			/* qemu-ga's only: reached through libvirt, as libvirt:NAME resolves it */
+			target->text = g_strdup_printf("libvirt:%s", name);
+			g_clear_error(&error_local);
+			reach = "qga";
+			d->n_qga++;
 		} else {
 			target->text = g_strdup_printf("libvirt:%s", name);
 			/* a missing channel is a finding; unreadable XML is a failure */

@@ -537,7 +537,10 @@ const char *cli_libvirt_domain_get_socket(const CliLibvirtDomain *domain, GError
 	}
 	g_set_error(error, GB_ERROR, GB_ERROR_NOT_SUPPORTED,
 	            "libvirt domain '%s' has no <channel> with <target type='virtio' "
-	            "name='" CLI_LIBVIRT_CHANNEL "'/> (see 'guestbench discover')",
+	            "name='" CLI_LIBVIRT_CHANNEL "'/>: add <channel type='unix'><source "
+	            "mode='bind' path='/run/guestbench/DOMAIN.sock'/><target type='virtio' "
+	            "name='" CLI_LIBVIRT_CHANNEL "'/></channel> to its <devices> (virsh edit; "
+	            "it takes effect at the next start)",
 	            domain->name);
 	return NULL;
 }

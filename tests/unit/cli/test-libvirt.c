@@ -253,10 +253,15 @@ static void test_libvirt_targets(void)
 	                "unix:/var/lib/libvirt/qemu/channel/target/domain-1-vm1/"
 	                "org.guestbench.agent.0");
 
-	/* a domain that cannot be used is the guest's own error, not a usage error */
+	/* only qemu-ga's channel: libvirt holds that socket, so the guest is reached through
+	 * libvirt's agent command, never by the path */
 	vm2 = cli_target_parse_full("libvirt:vm2", &opts, &error);
 	g_assert_no_error(error);
-	g_assert_nonnull(strstr(vm2->error, "libvirt domain 'vm2' has no <channel>"));
+	g_assert_null(vm2->error);
+	g_assert_cmpint(vm2->scheme, ==, CLI_TARGET_QGA);
+	g_assert_cmpstr(vm2->domain, ==, "vm2");
+	g_assert_null(vm2->path);
+	/* a domain that cannot be used is the guest's own error, not a usage error */
 	vm8 = cli_target_parse_full("libvirt:vm8", &opts, &error);
 	g_assert_no_error(error);
 	g_test_message("vm8: %s", vm8->error);
@@ -290,59 +295,6 @@ static void test_libvirt_targets(void)
 	rm_state_dir(dir);
 }
 
-static void test_libvirt_virsh(void)
-{
-	g_autofree char *bin = g_dir_make_tmp("gb-virsh-XXXXXX", NULL);
-	g_autofree char *virsh = g_build_filename(bin, "virsh", NULL);
-	g_autofree char *fixtures = fixture_dir();
-	g_autofree char *script = NULL;
-	g_autofree char *old_path = g_strdup(g_getenv("PATH"));
-	g_autofree char *path = g_strdup_printf("%s:%s", bin, old_path);
-	g_autoptr(GError) error = NULL;
-	g_autoptr(CliTarget) vm3 = NULL;
-	g_autoptr(CliTarget) nope = NULL;
-	g_autoptr(GPtrArray) names = NULL;
-	g_autofree char *source = NULL;
-
-	if (g_file_test(CLI_LIBVIRT_DEFAULT_DIR, G_FILE_TEST_IS_DIR)) {
-		g_test_skip("a real " CLI_LIBVIRT_DEFAULT_DIR
-		            " is here: the virsh fallback is not used");
-		g_rmdir(bin);
-		return;
-	}
-	/* a stand-in virsh: dumpxml of vm3 works, other domains fail like virsh does */
-	script = g_strdup_printf("#!/bin/sh\n"
-	                         "if [ \"$1\" = list ]; then printf 'vm3\\n\\nvm1\\n'; exit 0; fi\n"
-	                         "if [ \"$1\" = dumpxml ] && [ \"$3\" = vm3 ]; then\n"
-	                         "  cat '%s/vm3-dumpxml.xml'; exit 0; fi\n"
-	                         "echo \"error: failed to get domain '$3'\" >&2; exit 1\n",
-	                         fixtures);
-	g_assert_true(g_file_set_contents(virsh, script, -1, NULL));
-	g_assert_cmpint(g_chmod(virsh, 0755), ==, 0);
-	g_unsetenv(CLI_LIBVIRT_DIR_ENV);
-	g_setenv("PATH", path, TRUE);
-
-	vm3 = cli_target_parse("libvirt:vm3", &error);
-	g_assert_no_error(error);
-	g_assert_null(vm3->error);
-	g_assert_cmpstr(vm3->path, ==,
-	                "/var/lib/libvirt/qemu/channel/target/domain-3-vm3/org.guestbench.agent.0");
-	nope = cli_target_parse("libvirt:nope", &error);
-	g_assert_no_error(error);
-	g_test_message("%s", nope->error);
-	g_assert_nonnull(strstr(nope->error, "failed to get domain 'nope'"));
-	names = cli_libvirt_list_domains(NULL, &source, &error);
-	g_assert_no_error(error);
-	g_assert_cmpstr(source, ==, "virsh list");
-	g_assert_cmpuint(names->len, ==, 2);
-	g_assert_cmpstr(g_ptr_array_index(names, 0), ==, "vm1");
-	g_assert_cmpstr(g_ptr_array_index(names, 1), ==, "vm3");
-
-	g_setenv("PATH", old_path, TRUE);
-	g_unlink(virsh);
-	g_rmdir(bin);
-}
-
 static void test_libvirt_discover(void)
 {
 	g_autofree char *dir = make_state_dir();
@@ -368,8 +320,9 @@ static void test_libvirt_discover(void)
 	g_assert_nonnull(strstr(text,
 	                        "[guest vm1]\ntarget=unix:/var/lib/libvirt/qemu/channel/"
 	                        "target/domain-1-vm1/org.guestbench.agent.0\ntags=libvirt\n"));
-	g_assert_null(strstr(text, "[guest vm2]"));
-	g_assert_nonnull(strstr(text, "#   libvirt domain 'vm2' has no <channel>"));
+	/* qemu-ga's channel only: listed, reached through libvirt as libvirt:vm2 is */
+	g_assert_nonnull(strstr(text, "[guest vm2]\ntarget=libvirt:vm2\ntags=libvirt;qga\n"));
+	g_assert_null(strstr(text, "libvirt domain 'vm2' has no <channel>"));
 	g_assert_nonnull(strstr(text, "vm8.xml: invalid domain XML"));
 	g_assert_nonnull(strstr(text, "describes domain 'vm3', not 'other'"));
 	g_assert_nonnull(strstr(text, "#   <channel type='unix'>"));
@@ -378,10 +331,13 @@ static void test_libvirt_discover(void)
 	/* what discover writes, the inventory parser reads back */
 	guests = cli_inventory_parse(out_path, text, len, NULL, &error);
 	g_assert_no_error(error);
-	g_assert_cmpuint(guests->len, ==, 1);
+	g_assert_cmpuint(guests->len, ==, 2);
 	t = g_ptr_array_index(guests, 0);
 	g_assert_cmpstr(t->name, ==, "vm1");
 	g_assert_cmpstr(t->tags[0], ==, "libvirt");
+	t = g_ptr_array_index(guests, 1);
+	g_assert_cmpstr(t->name, ==, "vm2");
+	g_assert_cmpstr(t->tags[1], ==, "qga");
 	g_unlink(out_path);
 	rm_state_dir(dir);
 }
@@ -402,6 +358,70 @@ static void test_libvirt_discover_missing_dir(void)
 	g_assert_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
 }
 
+/* --libvirt-dir among --connect options leaves them all as given, and they are freed. */
+static void test_libvirt_connect_options(void)
+{
+	g_autoptr(CliApp) app = cli_app_new();
+	g_autoptr(GError) error = NULL;
+	const char *argv[] = {
+		"guestbench",      "ping",      "--connect",     "test:///default", "--libvirt-dir",
+		"/nonexistent/gb", "--connect", "test:///other", "libvirt:test",    NULL
+	};
+
+	g_assert_true(cli_app_parse(app, argv, &error));
+	g_assert_no_error(error);
+	g_assert_cmpstr(app->opts.libvirt_dir, ==, "/nonexistent/gb");
+	g_assert_nonnull(app->opts.connect);
+	g_assert_cmpuint(g_strv_length(app->opts.connect), ==, 2);
+	g_assert_cmpstr(app->opts.connect[0], ==, "test:///default");
+	g_assert_cmpstr(app->opts.connect[1], ==, "test:///other");
+}
+
+/*
+ * libvirt:DOMAIN through the API on libvirt's test driver (the real library,
+ * no daemon): test:///default has one running domain, "test", without a
+ * guestbench channel. Never the default URI: the machine's libvirtd is not ours.
+ */
+static void test_libvirt_api_test_driver(void)
+{
+	const char *const uris[] = { "test:///default", NULL };
+	CliTargetOptions opts = { .connect = uris };
+	g_autoptr(GError) error = NULL;
+	g_autoptr(CliTarget) test = NULL;
+	g_autoptr(CliTarget) nope = NULL;
+	g_autoptr(GPtrArray) all = NULL;
+
+	g_unsetenv(CLI_LIBVIRT_DIR_ENV);
+	test = cli_target_parse_full("libvirt:test", &opts, &error);
+	g_assert_no_error(error);
+#ifdef HAVE_LIBVIRT
+	g_test_message("%s", test->error);
+	g_assert_cmpstr(test->domain, ==, "test");
+	g_assert_cmpstr(test->uri, ==, "test:///default");
+	g_assert_null(test->host);
+	g_assert_nonnull(strstr(test->error, "libvirt domain 'test' has no <channel> with "));
+	g_assert_nonnull(strstr(test->error, "path='/run/guestbench/DOMAIN.sock'"));
+	nope = cli_target_parse_full("libvirt:nope", &opts, &error);
+	g_assert_no_error(error);
+	g_assert_cmpstr(nope->error, ==, "no domain 'nope' on test:///default");
+	all = cli_targets_from_libvirt(uris, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(all->len, ==, 1);
+	g_assert_cmpstr(((CliTarget *)g_ptr_array_index(all, 0))->name, ==, "test");
+#else
+	/* without libvirt the guest's error says what is missing and what still works */
+	g_test_message("%s", test->error);
+	g_assert_nonnull(strstr(test->error, "built without libvirt"));
+	g_assert_nonnull(strstr(test->error, "--libvirt-dir"));
+	all = cli_targets_from_libvirt(uris, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(all->len, ==, 1);
+	g_assert_nonnull(
+	    strstr(((CliTarget *)g_ptr_array_index(all, 0))->error, "built without libvirt"));
+	(void)nope;
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -412,8 +432,9 @@ int main(int argc, char **argv)
 	g_test_add_func("/libvirt/huge", test_libvirt_huge);
 	g_test_add_func("/libvirt/names", test_libvirt_names);
 	g_test_add_func("/libvirt/targets", test_libvirt_targets);
-	g_test_add_func("/libvirt/virsh", test_libvirt_virsh);
 	g_test_add_func("/libvirt/discover", test_libvirt_discover);
 	g_test_add_func("/libvirt/discover-missing-dir", test_libvirt_discover_missing_dir);
+	g_test_add_func("/libvirt/connect-options", test_libvirt_connect_options);
+	g_test_add_func("/libvirt/api-test-driver", test_libvirt_api_test_driver);
 	return g_test_run();
 }
