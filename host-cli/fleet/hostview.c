@@ -5,7 +5,6 @@
 
 #include "guestbench-protocol.h"
 
-#include "fleet/host-files.h"
 #include "fleet/hostview.h"
 #include "transport/qmp.h"
 #include "transport/virt.h"
