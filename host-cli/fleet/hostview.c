@@ -121,8 +121,7 @@ static void cli_hostview_job_finish(CliHostviewJob *job, const GError *error)
 	job->done = TRUE;
 	if (error == NULL) {
 		const char *domain = cli_qmp_get_domain(job->qmp);
-		/* a local socket's peer is QEMU (SO_PEERCRED); through libvirt the build finds it
-		 */
+		/* a socket's peer is QEMU (SO_PEERCRED); through libvirt the build finds it */
 		gint64 pid = domain == NULL ? cli_qmp_get_pid(job->qmp) : 0;
 
 		if (domain != NULL)
