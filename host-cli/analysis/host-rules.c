@@ -82,10 +82,11 @@ static void rule_cache(CliHostCtx *ctx, gboolean unsafe_rule)
 		g_autoptr(GError) error = NULL;
 		g_autofree char *subject = NULL;
 		g_autofree char *detail = NULL;
-		const char *name = NULL, *file = NULL, *mode = NULL;
+		const char *name = NULL, *disk = NULL, *file = NULL, *mode = NULL;
 		gboolean writeback = FALSE, direct = FALSE, no_flush = FALSE;
 
 		if (!gb_json_get_string(dev, "device", GB_JSON_REQUIRED, &name, &error) ||
+		    !gb_json_get_string(dev, "disk", GB_JSON_OPTIONAL, &disk, &error) ||
 		    !gb_json_get_string(dev, "file", GB_JSON_REQUIRED, &file, &error) ||
 		    !gb_json_get_string(dev, "cache", GB_JSON_REQUIRED, &mode, &error) ||
 		    !gb_json_get_bool(dev, "writeback", GB_JSON_REQUIRED, &writeback, &error) ||
@@ -95,7 +96,8 @@ static void rule_cache(CliHostCtx *ctx, gboolean unsafe_rule)
 				ctx_error(ctx, "host view block", error);
 			continue;
 		}
-		subject = g_strdup_printf("host-block/%s", name);
+		/* the disk as the guest sees it (vda) when libvirt told, else QMP's name */
+		subject = g_strdup_printf("host-block/%s", disk != NULL ? disk : name);
 		if (unsafe_rule) {
 			if (no_flush) {
 				detail =
@@ -381,6 +383,21 @@ static void rule_cpu_hidden(CliHostCtx *ctx)
 	ctx_add(ctx, "HOST-CPU-HIDDEN", CLI_LEVEL_NOTE, "cpu", detail, hint);
 }
 
+static void rule_view_remote(CliHostCtx *ctx)
+{
+	g_autoptr(GError) error = NULL;
+	const char *note = NULL;
+
+	if (!gb_json_get_string(ctx->view, "local_only", GB_JSON_OPTIONAL, &note, &error)) {
+		ctx_error(ctx, "host view", error);
+		return;
+	}
+	if (note != NULL)
+		ctx_add(ctx, "HOST-VIEW-REMOTE", CLI_LEVEL_NOTE, "host", note,
+		        "for NUMA placement of memory and huge page use, run the audit on the "
+		        "hypervisor itself (--hosts)");
+}
+
 static void rule_view_errors_report(CliHostCtx *ctx)
 {
 	g_autofree char *detail = NULL;
@@ -419,6 +436,9 @@ static const CliHostRule cli_host_rule_table[] = {
 	{ { "HOST-CPU-HIDDEN", CLI_LEVEL_NOTE,
 	    "CPU flags QEMU could give (host or max model) that the guest does not see" },
 	  rule_cpu_hidden },
+	{ { "HOST-VIEW-REMOTE", CLI_LEVEL_NOTE,
+	    "the domain runs on a remote hypervisor: its local-only extras are not read" },
+	  rule_view_remote },
 	{ { "HOST-VIEW-ERRORS", CLI_LEVEL_NOTE, "parts of the host view could not be read" },
 	  rule_view_errors_report },
 };

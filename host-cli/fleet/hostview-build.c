@@ -29,6 +29,182 @@ static gboolean cli_host_flag_interesting(const char *flag)
 	return FALSE;
 }
 
+/* ---- what the domain XML says (libvirt) ---------------------------------------------- */
+
+/* Real domain XML nests about 8 deep; this only stops pathological input early. */
+#define CLI_HOSTVIEW_XML_MAX_DEPTH 128
+
+typedef struct {
+	char *dev;    /* <target dev=>: the name the guest gives the disk ("vda") */
+	char *serial; /* <serial> */
+	char *alias;  /* <alias name=>: QEMU's device id ("virtio-disk0") */
+} CliHostviewDisk;
+
+typedef struct {
+	GPtrArray *stack;      /* element names, borrowed from the parser: the path to here */
+	GPtrArray *disks;      /* CliHostviewDisk with an alias and a target */
+	CliHostviewDisk *disk; /* the <disk> being read */
+	GString *serial;       /* text of <serial> while inside it */
+	char *numa_mode;
+	char *numa_nodeset;
+	gboolean hugepages; /* <memoryBacking><hugepages/> */
+} CliHostviewXml;
+
+static void cli_hostview_disk_free(CliHostviewDisk *disk)
+{
+	if (disk == NULL)
+		return;
+	g_free(disk->dev);
+	g_free(disk->serial);
+	g_free(disk->alias);
+	g_free(disk);
+}
+
+static void cli_hostview_xml_clear(CliHostviewXml *x)
+{
+	g_clear_pointer(&x->stack, g_ptr_array_unref);
+	g_clear_pointer(&x->disks, g_ptr_array_unref);
+	cli_hostview_disk_free(x->disk);
+	if (x->serial != NULL)
+		g_string_free(x->serial, TRUE);
+	g_free(x->numa_mode);
+	g_free(x->numa_nodeset);
+}
+
+/* Whether the open elements are exactly path ("domain/devices/disk"). */
+static gboolean cli_hostview_xml_at(CliHostviewXml *x, const char *path)
+{
+	g_auto(GStrv) parts = g_strsplit(path, "/", -1);
+
+	if (g_strv_length(parts) != x->stack->len)
+		return FALSE;
+	for (guint i = 0; i < x->stack->len; i++) {
+		if (g_strcmp0(parts[i], g_ptr_array_index(x->stack, i)) != 0)
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static const char *cli_hostview_xml_attr(const char **names, const char **values, const char *name)
+{
+	for (guint i = 0; names[i] != NULL; i++) {
+		if (g_strcmp0(names[i], name) == 0)
+			return values[i];
+	}
+	return NULL;
+}
+
+static void cli_hostview_xml_start_cb(GMarkupParseContext *context, const char *element,
+                                      const char **names, const char **values, gpointer user_data,
+                                      GError **error)
+{
+	CliHostviewXml *x = user_data;
+
+	(void)context;
+	if (x->stack->len >= CLI_HOSTVIEW_XML_MAX_DEPTH) {
+		g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+		            "elements nested deeper than %u", CLI_HOSTVIEW_XML_MAX_DEPTH);
+		return;
+	}
+	g_ptr_array_add(x->stack, (gpointer)element);
+	if (x->stack->len == 1 && g_strcmp0(element, "domain") != 0) {
+		g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+		            "root element is <%s>, not <domain>", element);
+	} else if (cli_hostview_xml_at(x, "domain/devices/disk")) {
+		cli_hostview_disk_free(x->disk);
+		x->disk = g_new0(CliHostviewDisk, 1);
+	} else if (x->disk != NULL && cli_hostview_xml_at(x, "domain/devices/disk/target")) {
+		g_free(x->disk->dev);
+		x->disk->dev = g_strdup(cli_hostview_xml_attr(names, values, "dev"));
+	} else if (x->disk != NULL && cli_hostview_xml_at(x, "domain/devices/disk/alias")) {
+		g_free(x->disk->alias);
+		x->disk->alias = g_strdup(cli_hostview_xml_attr(names, values, "name"));
+	} else if (x->disk != NULL && cli_hostview_xml_at(x, "domain/devices/disk/serial")) {
+		if (x->serial == NULL)
+			x->serial = g_string_new(NULL);
+	} else if (cli_hostview_xml_at(x, "domain/numatune/memory")) {
+		g_free(x->numa_mode);
+		g_free(x->numa_nodeset);
+		x->numa_mode = g_strdup(cli_hostview_xml_attr(names, values, "mode"));
+		x->numa_nodeset = g_strdup(cli_hostview_xml_attr(names, values, "nodeset"));
+		/* libvirt's default mode */
+		if (x->numa_mode == NULL)
+			x->numa_mode = g_strdup("strict");
+	} else if (cli_hostview_xml_at(x, "domain/memoryBacking/hugepages")) {
+		x->hugepages = TRUE;
+	}
+}
+
+static void cli_hostview_xml_end_cb(GMarkupParseContext *context, const char *element,
+                                    gpointer user_data, GError **error)
+{
+	CliHostviewXml *x = user_data;
+
+	(void)context;
+	(void)element;
+	(void)error;
+	if (x->serial != NULL && cli_hostview_xml_at(x, "domain/devices/disk/serial")) {
+		g_free(x->disk->serial);
+		x->disk->serial = g_string_free(g_steal_pointer(&x->serial), FALSE);
+	} else if (x->disk != NULL && cli_hostview_xml_at(x, "domain/devices/disk")) {
+		if (x->disk->alias != NULL && x->disk->dev != NULL)
+			g_ptr_array_add(x->disks, g_steal_pointer(&x->disk));
+		else
+			g_clear_pointer(&x->disk, cli_hostview_disk_free);
+	}
+	g_ptr_array_set_size(x->stack, x->stack->len - 1);
+}
+
+static void cli_hostview_xml_text_cb(GMarkupParseContext *context, const char *text, gsize len,
+                                     gpointer user_data, GError **error)
+{
+	CliHostviewXml *x = user_data;
+
+	(void)context;
+	(void)error;
+	if (x->serial != NULL && cli_hostview_xml_at(x, "domain/devices/disk/serial"))
+		g_string_append_len(x->serial, text, (gssize)len);
+}
+
+static const GMarkupParser cli_hostview_xml_parser = {
+	.start_element = cli_hostview_xml_start_cb,
+	.end_element = cli_hostview_xml_end_cb,
+	.text = cli_hostview_xml_text_cb,
+};
+
+/* Reads the disks, <numatune> and <memoryBacking> of a domain XML into x. */
+static gboolean cli_hostview_xml_parse(CliHostviewXml *x, const char *xml, GError **error)
+{
+	g_autoptr(GMarkupParseContext) context = NULL;
+
+	x->stack = g_ptr_array_new();
+	x->disks = g_ptr_array_new_with_free_func((GDestroyNotify)cli_hostview_disk_free);
+	context = g_markup_parse_context_new(&cli_hostview_xml_parser,
+	                                     G_MARKUP_PREFIX_ERROR_POSITION, x, NULL);
+	return g_markup_parse_context_parse(context, xml, -1, error) &&
+	       g_markup_parse_context_end_parse(context, error);
+}
+
+/*
+ * The domain disk QMP's block device is: libvirt names the device by the
+ * disk's <alias> (qdev "/machine/peripheral/ALIAS/virtio-backend" or "ALIAS"),
+ * or the drive "drive-ALIAS" for older -drive command lines.
+ */
+static const CliHostviewDisk *cli_hostview_xml_find_disk(CliHostviewXml *x, const char *device,
+                                                         const char *qdev)
+{
+	for (guint i = 0; x->disks != NULL && i < x->disks->len; i++) {
+		const CliHostviewDisk *disk = g_ptr_array_index(x->disks, i);
+		g_auto(GStrv) parts = g_strsplit(qdev != NULL ? qdev : "", "/", -1);
+		g_autofree char *drive = g_strdup_printf("drive-%s", disk->alias);
+
+		if (g_strv_contains((const char *const *)parts, disk->alias) ||
+		    g_strcmp0(device, drive) == 0)
+			return disk;
+	}
+	return NULL;
+}
+
 /* ---- the pure build ------------------------------------------------------------------ */
 
 typedef struct {
@@ -48,6 +224,13 @@ typedef struct {
 	JsonBuilder *builder;
 	GPtrArray *errors; /* char * */
 	GPtrArray *nodes;  /* CliHostNode, by id */
+	/* libvirt domains: what libvirt says about it (replies' "libvirt") */
+	CliHostviewXml xml;
+	/* the hypervisor of a remote connection: none of its files are here to read */
+	const char *remote_host;
+	gint64 pinned_host_cpus; /* remote: the host's CPU count, from libvirt; -1 unknown */
+	char **pinned_vcpus;     /* remote: each vCPU's CPUs from libvirt, or NULL */
+	const char *pinned_emulator;
 } CliHostviewCtx;
 
 static void ctx_error(CliHostviewCtx *ctx, const char *what, const GError *error)
@@ -129,7 +312,12 @@ static void cli_hostview_add_nodes(CliHostviewCtx *ctx)
 	}
 	json_builder_end_array(ctx->builder);
 	json_builder_set_member_name(ctx->builder, "host_cpus");
-	json_builder_add_int_value(ctx->builder, n_cpus);
+	if (ctx->remote_host == NULL)
+		json_builder_add_int_value(ctx->builder, n_cpus);
+	else if (ctx->pinned_host_cpus >= 0)
+		json_builder_add_int_value(ctx->builder, ctx->pinned_host_cpus);
+	else
+		json_builder_add_null_value(ctx->builder);
 }
 
 static const char *cli_hostview_cache_mode(gboolean writeback, gboolean direct, gboolean no_flush)
@@ -160,6 +348,7 @@ static void cli_hostview_add_block(CliHostviewCtx *ctx, JsonObject *replies)
 		const char *qdev = NULL;
 		const char *drv = NULL;
 		const char *file = NULL;
+		const CliHostviewDisk *disk = NULL;
 		gboolean writeback = FALSE, direct = FALSE, no_flush = FALSE;
 
 		if (!gb_json_node_get_object(json_array_get_element(devices, i), "query-block[]",
@@ -185,11 +374,19 @@ static void cli_hostview_add_block(CliHostviewCtx *ctx, JsonObject *replies)
 			ctx_error(ctx, "query-block", error_local);
 			continue;
 		}
+		disk = cli_hostview_xml_find_disk(&ctx->xml, device, qdev);
 		json_builder_begin_object(ctx->builder);
+		/* QMP's name, for reference: findings name the disk as the guest sees it */
 		json_builder_set_member_name(ctx->builder, "device");
 		json_builder_add_string_value(ctx->builder, device[0] != '\0' ? device
 		                                            : qdev != NULL    ? qdev
 		                                                              : "unnamed");
+		json_builder_set_member_name(ctx->builder, "qdev");
+		json_builder_add_string_value(ctx->builder, qdev);
+		json_builder_set_member_name(ctx->builder, "disk");
+		json_builder_add_string_value(ctx->builder, disk != NULL ? disk->dev : NULL);
+		json_builder_set_member_name(ctx->builder, "serial");
+		json_builder_add_string_value(ctx->builder, disk != NULL ? disk->serial : NULL);
 		json_builder_set_member_name(ctx->builder, "driver");
 		json_builder_add_string_value(ctx->builder, drv);
 		json_builder_set_member_name(ctx->builder, "file");
@@ -236,6 +433,26 @@ static GArray *cli_hostview_read_affinity(CliHostviewCtx *ctx, gint64 tid)
 	return NULL;
 }
 
+/* The CPUs libvirt says vCPU index may run on (remote domains), or NULL (error noted). */
+static GArray *cli_hostview_pinned_cpus(CliHostviewCtx *ctx, gint64 index)
+{
+	g_autoptr(GError) error = NULL;
+	GArray *cpus;
+
+	if (ctx->pinned_vcpus == NULL)
+		return NULL; /* the pinning could not be read: noted where it failed */
+	if (index >= g_strv_length(ctx->pinned_vcpus)) {
+		g_ptr_array_add(
+		    ctx->errors,
+		    g_strdup_printf("libvirt pinning: no vCPU %" G_GINT64_FORMAT, index));
+		return NULL;
+	}
+	cpus = cli_host_parse_cpulist(ctx->pinned_vcpus[index], &error);
+	if (cpus == NULL)
+		ctx_error(ctx, "libvirt pinning", error);
+	return cpus;
+}
+
 static void cli_hostview_add_vcpus(CliHostviewCtx *ctx, JsonObject *replies)
 {
 	g_autoptr(GError) error = NULL;
@@ -260,7 +477,9 @@ static void cli_hostview_add_vcpus(CliHostviewCtx *ctx, JsonObject *replies)
 			ctx_error(ctx, "query-cpus-fast", error_local);
 			continue;
 		}
-		if (ctx->pid > 0)
+		if (ctx->remote_host != NULL)
+			allowed = cli_hostview_pinned_cpus(ctx, index);
+		else if (ctx->pid > 0)
 			allowed = cli_hostview_read_affinity(ctx, tid);
 		json_builder_begin_object(ctx->builder);
 		json_builder_set_member_name(ctx->builder, "index");
@@ -394,7 +613,9 @@ static guint64 cli_hostview_read_smaps(CliHostviewCtx *ctx)
 static GPtrArray *cli_hostview_hugetlbfs_mounts(CliHostviewCtx *ctx)
 {
 	GPtrArray *mounts = g_ptr_array_new_with_free_func(g_free);
-	g_autofree char *text = cli_host_read(ctx->sysroot, "/proc/mounts", NULL);
+	/* a remote host's mounts are not here: its backends are judged by the domain XML */
+	g_autofree char *text =
+	    ctx->remote_host == NULL ? cli_host_read(ctx->sysroot, "/proc/mounts", NULL) : NULL;
 	g_auto(GStrv) lines = g_strsplit(text != NULL ? text : "", "\n", -1);
 
 	for (guint i = 0; lines[i] != NULL; i++) {
@@ -492,14 +713,18 @@ static gboolean cli_hostview_add_memdevs(CliHostviewCtx *ctx, JsonObject *replie
 static void cli_hostview_add_cpu(CliHostviewCtx *ctx, JsonObject *replies)
 {
 	g_autoptr(GError) error = NULL;
-	g_auto(GStrv) host_flags = cli_host_read_cpu_flags(ctx->sysroot, &error);
+	g_auto(GStrv) host_flags = NULL;
 	JsonObject *expansion = NULL;
 	JsonObject *model = NULL;
 	JsonObject *props = NULL;
 	const char *name = NULL;
 
-	if (host_flags == NULL)
-		ctx_error(ctx, "/proc/cpuinfo", error);
+	/* this host's /proc/cpuinfo says nothing of a remote hypervisor's CPU */
+	if (ctx->remote_host == NULL) {
+		host_flags = cli_host_read_cpu_flags(ctx->sysroot, &error);
+		if (host_flags == NULL)
+			ctx_error(ctx, "/proc/cpuinfo", error);
+	}
 	json_builder_set_member_name(ctx->builder, "host_cpu_flags");
 	json_builder_begin_array(ctx->builder);
 	for (guint i = 0; host_flags != NULL && host_flags[i] != NULL; i++) {
@@ -544,6 +769,163 @@ static void cli_hostview_add_cpu(CliHostviewCtx *ctx, JsonObject *replies)
 	json_builder_end_object(ctx->builder);
 }
 
+/* What libvirt said (replies' "libvirt"): the domain XML, the remote host, the pinning. */
+static JsonObject *cli_hostview_read_libvirt(CliHostviewCtx *ctx, JsonObject *replies,
+                                             char ***pinned_vcpus)
+{
+	g_autoptr(GError) error = NULL;
+	JsonObject *libvirt = NULL;
+	JsonObject *pinning = NULL;
+	const char *xml = NULL;
+
+	ctx->pinned_host_cpus = -1;
+	if (!gb_json_get_object(replies, "libvirt", GB_JSON_OPTIONAL, &libvirt, &error) ||
+	    (libvirt != NULL &&
+	     (!gb_json_get_string(libvirt, "host", GB_JSON_OPTIONAL, &ctx->remote_host, &error) ||
+	      !gb_json_get_string(libvirt, "xml", GB_JSON_OPTIONAL, &xml, &error) ||
+	      !gb_json_get_object(libvirt, "pinning", GB_JSON_OPTIONAL, &pinning, &error)))) {
+		ctx_error(ctx, "libvirt", error);
+		return NULL;
+	}
+	if (xml != NULL && !cli_hostview_xml_parse(&ctx->xml, xml, &error)) {
+		ctx_error(ctx, "domain XML", error);
+		/* what was read before the error is not trusted */
+		g_ptr_array_set_size(ctx->xml.disks, 0);
+		g_clear_pointer(&ctx->xml.numa_mode, g_free);
+		g_clear_pointer(&ctx->xml.numa_nodeset, g_free);
+		ctx->xml.hugepages = FALSE;
+	}
+	g_clear_error(&error);
+	if (pinning != NULL &&
+	    (!gb_json_get_int(pinning, "host_cpus", GB_JSON_REQUIRED, 1, CLI_HOST_MAX_CPU + 1,
+	                      &ctx->pinned_host_cpus, &error) ||
+	     !gb_json_get_strv(pinning, "vcpus", GB_JSON_REQUIRED, pinned_vcpus, &error) ||
+	     !gb_json_get_string(pinning, "emulator", GB_JSON_OPTIONAL, &ctx->pinned_emulator,
+	                         &error))) {
+		ctx_error(ctx, "libvirt pinning", error);
+		ctx->pinned_host_cpus = -1;
+		g_clear_pointer(pinned_vcpus, g_strfreev);
+		ctx->pinned_emulator = NULL;
+	}
+	ctx->pinned_vcpus = *pinned_vcpus;
+	return libvirt;
+}
+
+/*
+ * QEMU's pid where no socket peer told it (libvirt holds the monitor): the
+ * process of a vCPU thread (its Tgid), if that process is QEMU; 0 otherwise.
+ */
+static gint64 cli_hostview_qemu_pid(CliHostviewCtx *ctx, JsonObject *replies)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *rel = NULL;
+	g_autofree char *text = NULL;
+	g_autofree char *comm_rel = NULL;
+	g_autofree char *comm = NULL;
+	g_auto(GStrv) lines = NULL;
+	JsonArray *cpus = NULL;
+	JsonObject *cpu = NULL;
+	gint64 tid = 0;
+	guint64 pid = 0;
+
+	if (!gb_json_get_array(replies, "query-cpus-fast", GB_JSON_OPTIONAL, &cpus, NULL) ||
+	    cpus == NULL || json_array_get_length(cpus) == 0 ||
+	    !gb_json_node_get_object(json_array_get_element(cpus, 0), "query-cpus-fast[]", &cpu,
+	                             NULL) ||
+	    !gb_json_get_int(cpu, "thread-id", GB_JSON_REQUIRED, 1, G_MAXINT32, &tid, NULL))
+		return 0; /* the vCPU list notes what is wrong with it */
+	rel = g_strdup_printf("/proc/%" G_GINT64_FORMAT "/status", tid);
+	text = cli_host_read(ctx->sysroot, rel, &error);
+	if (text == NULL) {
+		ctx_error(ctx, "QEMU's pid", error);
+		return 0;
+	}
+	lines = g_strsplit(text, "\n", -1);
+	for (guint i = 0; lines[i] != NULL && pid == 0; i++) {
+		if (g_str_has_prefix(lines[i], "Tgid:") &&
+		    !cli_host_parse_uint(g_strstrip(lines[i] + strlen("Tgid:")), G_MAXINT32, &pid))
+			break;
+	}
+	if (pid == 0) {
+		g_ptr_array_add(
+		    ctx->errors,
+		    g_strdup_printf("QEMU's pid: %s: no Tgid of vCPU thread %" G_GINT64_FORMAT, rel,
+		                    tid));
+		return 0;
+	}
+	/* a recycled thread id would point at some other process: make sure it is QEMU */
+	comm_rel = g_strdup_printf("/proc/%" G_GUINT64_FORMAT "/comm", pid);
+	comm = cli_host_read(ctx->sysroot, comm_rel, &error);
+	if (comm == NULL) {
+		ctx_error(ctx, "QEMU's pid", error);
+		return 0;
+	}
+	g_strstrip(comm);
+	if (!g_str_has_prefix(comm, "qemu") && !g_str_has_prefix(comm, "kvm")) {
+		g_ptr_array_add(ctx->errors,
+		                g_strdup_printf("QEMU's pid: vCPU thread %" G_GINT64_FORMAT
+		                                " belongs "
+		                                "to process %" G_GUINT64_FORMAT " (%s), not QEMU",
+		                                tid, pid, comm));
+		return 0;
+	}
+	return (gint64)pid;
+}
+
+static void cli_hostview_add_libvirt(CliHostviewCtx *ctx, JsonObject *libvirt)
+{
+	g_autoptr(GArray) emulator = NULL;
+	const char *domain = NULL;
+
+	json_builder_set_member_name(ctx->builder, "libvirt");
+	if (libvirt == NULL) {
+		json_builder_add_null_value(ctx->builder);
+	} else {
+		gb_json_get_string(libvirt, "domain", GB_JSON_OPTIONAL, &domain, NULL);
+		json_builder_begin_object(ctx->builder);
+		json_builder_set_member_name(ctx->builder, "domain");
+		json_builder_add_string_value(ctx->builder, domain);
+		json_builder_set_member_name(ctx->builder, "numatune");
+		if (ctx->xml.numa_mode != NULL) {
+			json_builder_begin_object(ctx->builder);
+			json_builder_set_member_name(ctx->builder, "mode");
+			json_builder_add_string_value(ctx->builder, ctx->xml.numa_mode);
+			json_builder_set_member_name(ctx->builder, "nodeset");
+			json_builder_add_string_value(ctx->builder, ctx->xml.numa_nodeset);
+			json_builder_end_object(ctx->builder);
+		} else {
+			json_builder_add_null_value(ctx->builder);
+		}
+		json_builder_set_member_name(ctx->builder, "hugepages");
+		json_builder_add_boolean_value(ctx->builder, ctx->xml.hugepages);
+		json_builder_set_member_name(ctx->builder, "emulator_cpus");
+		if (ctx->pinned_emulator != NULL) {
+			g_autoptr(GError) error = NULL;
+			emulator = cli_host_parse_cpulist(ctx->pinned_emulator, &error);
+			if (emulator == NULL)
+				ctx_error(ctx, "libvirt emulator pinning", error);
+		}
+		if (emulator != NULL)
+			ctx_add_uint_array(ctx->builder, emulator);
+		else
+			json_builder_add_null_value(ctx->builder);
+		json_builder_end_object(ctx->builder);
+	}
+	json_builder_set_member_name(ctx->builder, "remote_host");
+	json_builder_add_string_value(ctx->builder, ctx->remote_host);
+	json_builder_set_member_name(ctx->builder, "local_only");
+	if (ctx->remote_host != NULL) {
+		g_autofree char *note = g_strdup_printf(
+		    "numa_maps and smaps of the QEMU process and the host CPU flags "
+		    "(/proc/cpuinfo) are not available: the domain runs on %s; placement "
+		    "comes from libvirt (pinning, <numatune>, <memoryBacking>)",
+		    ctx->remote_host);
+		json_builder_add_string_value(ctx->builder, note);
+	} else {
+		json_builder_add_null_value(ctx->builder);
+	}
+}
+
 JsonNode *cli_hostview_build(JsonObject *replies, const char *qmp_path, gint64 pid,
                              const char *sysroot)
 {
@@ -554,7 +936,9 @@ JsonNode *cli_hostview_build(JsonObject *replies, const char *qmp_path, gint64 p
 	CliHostviewCtx ctx = {
 		.sysroot = sysroot, .pid = pid, .builder = builder, .errors = errors, .nodes = nodes
 	};
+	g_auto(GStrv) pinned_vcpus = NULL;
 	g_autoptr(GError) error = NULL;
+	JsonObject *libvirt = cli_hostview_read_libvirt(&ctx, replies, &pinned_vcpus);
 	JsonObject *kvm = NULL;
 	JsonObject *mem = NULL;
 	JsonObject *failed = NULL;
@@ -564,12 +948,17 @@ JsonNode *cli_hostview_build(JsonObject *replies, const char *qmp_path, gint64 p
 	guint64 huge_bytes;
 	gboolean huge_backend;
 
+	/* never this host's /proc for a domain that runs on another one */
+	if (ctx.remote_host != NULL)
+		ctx.pid = 0;
+	else if (ctx.pid <= 0)
+		ctx.pid = cli_hostview_qemu_pid(&ctx, replies);
 	json_builder_begin_object(builder);
 	json_builder_set_member_name(builder, "qmp");
 	json_builder_add_string_value(builder, qmp_path);
 	json_builder_set_member_name(builder, "pid");
-	if (pid > 0)
-		json_builder_add_int_value(builder, pid);
+	if (ctx.pid > 0)
+		json_builder_add_int_value(builder, ctx.pid);
 	else
 		json_builder_add_null_value(builder);
 	if (!gb_json_get_string(replies, "qemu-version", GB_JSON_OPTIONAL, &version, &error))
@@ -606,13 +995,15 @@ JsonNode *cli_hostview_build(JsonObject *replies, const char *qmp_path, gint64 p
 	else
 		json_builder_add_null_value(builder);
 
-	cli_hostview_read_nodes(&ctx);
+	cli_hostview_add_libvirt(&ctx, libvirt);
+	if (ctx.remote_host == NULL)
+		cli_hostview_read_nodes(&ctx);
 	g_ptr_array_sort(nodes, cli_host_node_cmp);
 	cli_hostview_add_nodes(&ctx);
 	cli_hostview_add_block(&ctx, replies);
 	cli_hostview_add_vcpus(&ctx, replies);
 	cli_hostview_add_numa_maps(&ctx);
-	huge_backend = cli_hostview_add_memdevs(&ctx, replies);
+	huge_backend = cli_hostview_add_memdevs(&ctx, replies) || ctx.xml.hugepages;
 	huge_bytes = cli_hostview_read_smaps(&ctx);
 	json_builder_set_member_name(builder, "hugepage_bytes");
 	json_builder_add_int_value(builder, (gint64)huge_bytes);
@@ -642,5 +1033,6 @@ JsonNode *cli_hostview_build(JsonObject *replies, const char *qmp_path, gint64 p
 		json_builder_add_string_value(builder, g_ptr_array_index(errors, i));
 	json_builder_end_array(builder);
 	json_builder_end_object(builder);
+	cli_hostview_xml_clear(&ctx.xml);
 	return json_builder_get_root(builder);
 }

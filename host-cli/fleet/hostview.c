@@ -5,9 +5,9 @@
 
 #include "guestbench-protocol.h"
 
-#include "fleet/host-files.h"
 #include "fleet/hostview.h"
 #include "transport/qmp.h"
+#include "transport/virt.h"
 
 /* ---- collecting over QMP ------------------------------------------------------------- */
 
@@ -21,6 +21,7 @@ typedef struct {
 struct _CliHostviewJob {
 	CliQmp *qmp;
 	char *qmp_path;
+	char *uri; /* the libvirt connection of a "libvirt:DOMAIN" path; NULL: the default */
 	char *sysroot;
 	JsonObject *replies;
 	JsonObject *errors;
@@ -50,25 +51,63 @@ void cli_hostview_job_free(CliHostviewJob *job)
 	json_object_unref(job->memdev_props);
 	g_ptr_array_unref(job->steps);
 	g_free(job->qmp_path);
+	g_free(job->uri);
 	g_free(job->sysroot);
 	g_free(job);
 }
 
-/* libvirt keeps QEMU's pid in a file; a local socket tells it through SO_PEERCRED. */
-static gint64 cli_hostview_get_pid(CliHostviewJob *job)
+/*
+ * What libvirt says of the domain, into replies' "libvirt" (cli_hostview_build):
+ * its live XML (disk names, <numatune>, <memoryBacking>), and for a domain on
+ * a remote hypervisor that hypervisor and the pinning, which this host's
+ * /proc cannot tell. What fails is noted in errors; the QMP part stands.
+ */
+static void cli_hostview_add_libvirt(CliHostviewJob *job, const char *domain)
 {
-	const char *domain = cli_qmp_get_domain(job->qmp);
-	g_autofree char *rel = NULL;
-	g_autofree char *text = NULL;
-	guint64 pid = 0;
+	g_autoptr(JsonObject) libvirt = json_object_new();
+	g_autoptr(GError) error = NULL;
+	g_autoptr(CliVirtDomain) dom = NULL;
+	CliVirtConn *conn = cli_virt_connect(job->uri, &error);
+	const char *host;
 
-	if (domain == NULL)
-		return cli_qmp_get_pid(job->qmp);
-	rel = g_strdup_printf("/run/libvirt/qemu/%s.pid", domain);
-	text = cli_host_read(job->sysroot, rel, NULL);
-	if (text == NULL || !cli_host_parse_uint(g_strstrip(text), G_MAXINT32, &pid))
-		return 0;
-	return (gint64)pid;
+	json_object_set_string_member(libvirt, "domain", domain);
+	if (conn == NULL) {
+		json_object_set_string_member(job->errors, "libvirt", error->message);
+		json_object_set_object_member(job->replies, "libvirt", g_steal_pointer(&libvirt));
+		return;
+	}
+	host = cli_virt_conn_get_remote_host(conn);
+	if (host != NULL)
+		json_object_set_string_member(libvirt, "host", host);
+	dom = cli_virt_get_domain(conn, domain, &error);
+	if (dom != NULL)
+		json_object_set_string_member(libvirt, "xml", dom->xml);
+	else
+		json_object_set_string_member(job->errors, "libvirt domain XML", error->message);
+	g_clear_error(&error);
+	if (host != NULL) {
+		g_autoptr(GPtrArray) vcpus = NULL;
+		g_autofree char *emulator = NULL;
+		guint n_host_cpus = 0;
+
+		if (cli_virt_get_pinning(conn, domain, &n_host_cpus, &vcpus, &emulator, &error)) {
+			g_autoptr(JsonObject) pinning = json_object_new();
+			g_autoptr(JsonArray) maps = json_array_new();
+
+			for (guint i = 0; i < vcpus->len; i++)
+				json_array_add_string_element(maps, g_ptr_array_index(vcpus, i));
+			json_object_set_int_member(pinning, "host_cpus", n_host_cpus);
+			json_object_set_array_member(pinning, "vcpus", g_steal_pointer(&maps));
+			if (emulator != NULL)
+				json_object_set_string_member(pinning, "emulator", emulator);
+			json_object_set_object_member(libvirt, "pinning",
+			                              g_steal_pointer(&pinning));
+		} else {
+			json_object_set_string_member(job->errors, "libvirt pinning",
+			                              error->message);
+		}
+	}
+	json_object_set_object_member(job->replies, "libvirt", g_steal_pointer(&libvirt));
 }
 
 static void cli_hostview_job_finish(CliHostviewJob *job, const GError *error)
@@ -81,7 +120,12 @@ static void cli_hostview_job_finish(CliHostviewJob *job, const GError *error)
 		return;
 	job->done = TRUE;
 	if (error == NULL) {
-		gint64 pid = cli_hostview_get_pid(job);
+		const char *domain = cli_qmp_get_domain(job->qmp);
+		/* a socket's peer is QEMU (SO_PEERCRED); through libvirt the build finds it */
+		gint64 pid = domain == NULL ? cli_qmp_get_pid(job->qmp) : 0;
+
+		if (domain != NULL)
+			cli_hostview_add_libvirt(job, domain);
 		if (cli_qmp_get_version(job->qmp) != NULL)
 			json_object_set_string_member(job->replies, "qemu-version",
 			                              cli_qmp_get_version(job->qmp));
@@ -206,9 +250,18 @@ CliHostviewJob *cli_hostview_job_new(const char *qmp_path, const char *sysroot,
                                      GMainContext *context, double timeout, CliHostviewFunc func,
                                      gpointer user_data)
 {
+	return cli_hostview_job_new_full(qmp_path, NULL, sysroot, context, timeout, func,
+	                                 user_data);
+}
+
+CliHostviewJob *cli_hostview_job_new_full(const char *qmp_path, const char *uri,
+                                          const char *sysroot, GMainContext *context,
+                                          double timeout, CliHostviewFunc func, gpointer user_data)
+{
 	CliHostviewJob *job = g_new0(CliHostviewJob, 1);
 
 	job->qmp_path = g_strdup(qmp_path);
+	job->uri = g_strdup(uri);
 	job->sysroot = g_strdup(sysroot != NULL ? sysroot : "/");
 	job->replies = json_object_new();
 	job->errors = json_object_new();
@@ -216,7 +269,7 @@ CliHostviewJob *cli_hostview_job_new(const char *qmp_path, const char *sysroot,
 	job->steps = g_ptr_array_new_with_free_func((GDestroyNotify)cli_hostview_step_free);
 	job->func = func;
 	job->user_data = user_data;
-	job->qmp = cli_qmp_open(qmp_path, context, timeout, cli_hostview_open_cb, job);
+	job->qmp = cli_qmp_open_full(qmp_path, uri, context, timeout, cli_hostview_open_cb, job);
 	return job;
 }
 
@@ -266,8 +319,10 @@ void cli_hostview_collect_async(CliApp *app, CliGuest *guest, const char *qmp_pa
 	req->func = func;
 	req->user_data = user_data;
 	g_ptr_array_add(registry, req);
-	req->job = cli_hostview_job_new(qmp_path, app->opts.host_sysroot, app->context,
-	                                app->opts.timeout, cli_hostview_request_done_cb, req);
+	/* libvirt:DOMAIN is the domain's monitor on the guest's own connection */
+	req->job = cli_hostview_job_new_full(qmp_path, guest->target->uri, app->opts.host_sysroot,
+	                                     app->context, app->opts.timeout,
+	                                     cli_hostview_request_done_cb, req);
 }
 
 const char *cli_hostview_get_qmp_path(CliApp *app, CliGuest *guest)

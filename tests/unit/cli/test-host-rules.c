@@ -345,6 +345,15 @@ static void test_hostile_replies(void)
 		"{\"query-cpu-model-expansion\": {\"model\": {\"name\": 1}}}",
 		"{\"errors\": {\"query-memdev\": 5, \"query-kvm\": \"The command query-kvm has not "
 		"been found\"}}",
+		"{\"libvirt\": 5}",
+		"{\"libvirt\": {\"xml\": \"<domain><devices><disk>\"}}",
+		"{\"libvirt\": {\"xml\": \"<network/>\"}}",
+		"{\"libvirt\": {\"host\": \"hv1\", \"pinning\": {\"host_cpus\": 0, \"vcpus\": "
+		"[1]}}}",
+		"{\"libvirt\": {\"host\": \"hv1\", \"pinning\": {\"host_cpus\": 4, \"vcpus\": "
+		"[\"x\"], "
+		"\"emulator\": \"0-\"}}, \"query-cpus-fast\": [{\"cpu-index\": 0, \"thread-id\": "
+		"5}]}",
 	};
 	g_autofree char *sysroot = data_path("qmp", "hosts", "numa-split");
 
@@ -469,6 +478,226 @@ static void test_ugly_host(void)
 	g_assert_true(gb_json_get_strv(json_node_get_object(view), "errors", GB_JSON_REQUIRED,
 	                               &errors, NULL));
 	g_assert_cmpuint(g_strv_length(errors), >=, 3);
+	rm_rf(root);
+}
+
+/* ---- libvirt domains --------------------------------------------------------------------- */
+
+/* A live domain XML as libvirt gives it: disks with target, serial and alias. */
+static const char libvirt_xml[] =
+    "<domain type='qemu' id='3'><name>vm1</name>"
+    "<memoryBacking><hugepages/></memoryBacking>"
+    "<numatune><memory mode='strict' nodeset='0'/></numatune>"
+    "<devices>"
+    "<disk type='file' device='disk'><driver name='qemu' type='raw'/>"
+    "<source file='/var/lib/libvirt/images/a.img'/><target dev='vda' bus='virtio'/>"
+    "<serial>gbscratch</serial><alias name='virtio-disk0'/></disk>"
+    "<disk type='file' device='cdrom'><target dev='sda' bus='sata'/></disk>"
+    "<disk type='file' device='disk'><target dev='vdc' bus='virtio'/>"
+    "<alias name='virtio-disk2'/></disk>"
+    "<channel type='unix'><target type='virtio' name='org.guestbench.agent.0'/>"
+    "<alias name='channel0'/></channel>"
+    "</devices></domain>";
+
+/* The 4-drive recording as libvirt names the devices (-device ...,id=virtio-diskN). */
+static JsonObject *load_libvirt_replies(const char *xml, const char *host)
+{
+	JsonObject *replies = load_replies("tcg-4drives");
+	JsonArray *block = json_object_get_array_member(replies, "query-block");
+	JsonObject *libvirt = json_object_new();
+
+	for (guint i = 0; i < json_array_get_length(block); i++) {
+		JsonObject *dev = json_array_get_object_element(block, i);
+		g_autofree char *qdev =
+		    g_strdup_printf("/machine/peripheral/virtio-disk%u/virtio-backend", i);
+		json_object_set_string_member(dev, "device", "");
+		json_object_set_string_member(dev, "qdev", qdev);
+	}
+	json_object_set_string_member(libvirt, "domain", "vm1");
+	json_object_set_string_member(libvirt, "xml", xml);
+	if (host != NULL)
+		json_object_set_string_member(libvirt, "host", host);
+	json_object_set_object_member(replies, "libvirt", libvirt);
+	return replies;
+}
+
+static JsonObject *view_find(JsonObject *view, const char *array, const char *member,
+                             const char *value)
+{
+	JsonArray *items = json_object_get_array_member(view, array);
+
+	for (guint i = 0; i < json_array_get_length(items); i++) {
+		JsonObject *item = json_array_get_object_element(items, i);
+		const char *v = NULL;
+		if (gb_json_get_string(item, member, GB_JSON_OPTIONAL, &v, NULL) &&
+		    g_strcmp0(v, value) == 0)
+			return item;
+	}
+	return NULL;
+}
+
+/* Host findings name the disk as the guest does, matched through the XML's alias. */
+static void test_libvirt_disks(void)
+{
+	g_autoptr(JsonObject) replies = load_libvirt_replies(libvirt_xml, NULL);
+	g_autofree char *sysroot = data_path("qmp", "hosts", "numa-split");
+	g_autoptr(JsonNode) node = cli_hostview_build(replies, "libvirt:vm1", 4242, sysroot);
+	JsonObject *view = json_node_get_object(node);
+	g_autoptr(GPtrArray) findings = cli_host_rules_run(NULL, view);
+	JsonObject *vda = view_find(view, "block", "disk", "vda");
+	JsonObject *vdc = view_find(view, "block", "disk", "vdc");
+	JsonObject *other =
+	    view_find(view, "block", "qdev", "/machine/peripheral/virtio-disk1/virtio-backend");
+	CliFinding *f;
+
+	g_assert_nonnull(vda);
+	g_assert_cmpstr(json_object_get_string_member(vda, "serial"), ==, "gbscratch");
+	/* QMP's path stays in the view, for reference */
+	g_assert_cmpstr(json_object_get_string_member(vda, "device"), ==,
+	                "/machine/peripheral/virtio-disk0/virtio-backend");
+	g_assert_nonnull(vdc);
+	g_assert_true(json_object_get_null_member(vdc, "serial"));
+	/* a QMP device the XML does not have keeps QMP's name */
+	g_assert_nonnull(other);
+	g_assert_true(json_object_get_null_member(other, "disk"));
+	/* the recording's third drive is cache=unsafe: it is the guest's vdc */
+	assert_level(findings, "HOST-CACHE-UNSAFE", "host-block/vdc", CLI_LEVEL_FAIL);
+	assert_level(findings, "HOST-CACHE-UNSAFE", "host-block/vda", CLI_LEVEL_PASS);
+	must_find(findings, "HOST-CACHE-UNSAFE",
+	          "host-block//machine/peripheral/virtio-disk1/virtio-backend");
+	g_assert_null(find(findings, "HOST-CACHE-UNSAFE",
+	                   "host-block//machine/peripheral/virtio-disk2/virtio-backend"));
+	/* <memoryBacking><hugepages/> counts, <numatune> is shown */
+	g_assert_true(json_object_get_boolean_member(view, "hugepages"));
+	f = must_find(findings, "HOST-NO-HUGEPAGES", "host-memory");
+	g_assert_cmpint(f->level, ==, CLI_LEVEL_PASS);
+	g_assert_cmpstr(json_object_get_string_member(
+	                    json_object_get_object_member(
+	                        json_object_get_object_member(view, "libvirt"), "numatune"),
+	                    "nodeset"),
+	                ==, "0");
+	/* a local domain: no remote note */
+	g_assert_true(json_object_get_null_member(view, "remote_host"));
+	g_assert_null(find(findings, "HOST-VIEW-REMOTE", NULL));
+}
+
+/* A remote domain: pinning and NUMA tuning from libvirt, never this host's files. */
+static void test_libvirt_remote(void)
+{
+	g_autoptr(JsonObject) replies = load_libvirt_replies(libvirt_xml, "hv1");
+	JsonObject *libvirt = json_object_get_object_member(replies, "libvirt");
+	JsonObject *pinning = json_object_new();
+	JsonArray *vcpus = json_array_new();
+	/* a tree full of this host's QEMU 4242: none of it may show */
+	g_autofree char *sysroot = data_path("qmp", "hosts", "numa-split");
+	g_autoptr(JsonNode) node = NULL;
+	g_autoptr(GPtrArray) findings = NULL;
+	g_autoptr(JsonNode) facts = load_facts("qemu64");
+	g_auto(GStrv) errors = NULL;
+	g_autoptr(GArray) allowed = NULL;
+	JsonObject *view;
+	JsonObject *lv;
+	CliFinding *f;
+
+	json_array_add_string_element(vcpus, "0-7");
+	json_array_add_string_element(vcpus, "2");
+	json_object_set_int_member(pinning, "host_cpus", 8);
+	json_object_set_array_member(pinning, "vcpus", vcpus);
+	json_object_set_string_member(pinning, "emulator", "0-1");
+	json_object_set_object_member(libvirt, "pinning", pinning);
+
+	node = cli_hostview_build(replies, "libvirt:vm1", 4242, sysroot);
+	view = json_node_get_object(node);
+	g_assert_true(json_object_get_null_member(view, "pid"));
+	g_assert_cmpstr(json_object_get_string_member(view, "remote_host"), ==, "hv1");
+	g_assert_nonnull(strstr(json_object_get_string_member(view, "local_only"), "hv1"));
+	g_assert_cmpint(json_object_get_int_member(view, "host_cpus"), ==, 8);
+	g_assert_cmpuint(json_array_get_length(json_object_get_array_member(view, "host_nodes")),
+	                 ==, 0);
+	g_assert_cmpuint(json_array_get_length(json_object_get_array_member(view, "memory_nodes")),
+	                 ==, 0);
+	g_assert_cmpuint(
+	    json_array_get_length(json_object_get_array_member(view, "host_cpu_flags")), ==, 0);
+	g_assert_true(gb_json_get_int_array(
+	    json_array_get_object_element(json_object_get_array_member(view, "vcpus"), 1),
+	    "cpus_allowed", GB_JSON_REQUIRED, 0, 100, &allowed, NULL));
+	g_assert_cmpuint(allowed->len, ==, 1);
+	g_assert_cmpint(g_array_index(allowed, gint64, 0), ==, 2);
+	lv = json_object_get_object_member(view, "libvirt");
+	g_assert_cmpuint(json_array_get_length(json_object_get_array_member(lv, "emulator_cpus")),
+	                 ==, 2);
+	g_assert_cmpstr(
+	    json_object_get_string_member(json_object_get_object_member(lv, "numatune"), "mode"),
+	    ==, "strict");
+	/* nothing was read, so nothing failed */
+	g_assert_true(gb_json_get_strv(view, "errors", GB_JSON_REQUIRED, &errors, NULL));
+	g_assert_cmpuint(g_strv_length(errors), ==, 0);
+
+	findings = cli_host_rules_run(json_node_get_object(facts), view);
+	f = must_find(findings, "HOST-VIEW-REMOTE", "host");
+	g_assert_cmpint(f->level, ==, CLI_LEVEL_NOTE);
+	g_assert_nonnull(strstr(f->detail, "numa_maps"));
+	g_assert_nonnull(strstr(f->detail, "runs on hv1"));
+	g_assert_null(find(findings, "HOST-VIEW-ERRORS", NULL));
+	f = must_find(findings, "HOST-VCPU-UNPINNED", "host-vcpus");
+	g_assert_cmpint(f->level, ==, CLI_LEVEL_NOTE);
+	g_assert_nonnull(strstr(f->detail, "1 of 2 vCPU threads may run on any of the host's 8"));
+	assert_level(findings, "HOST-CACHE-UNSAFE", "host-block/vdc", CLI_LEVEL_FAIL);
+	/* CPU-NO-AESNI needs the host's cpuinfo, which a remote host does not give */
+	g_assert_null(find(findings, "CPU-NO-AESNI", NULL));
+
+	/* the pinning could not be read: said, and no vCPU finding made up */
+	g_clear_pointer(&node, json_node_unref);
+	g_clear_pointer(&findings, g_ptr_array_unref);
+	json_object_remove_member(libvirt, "pinning");
+	node = cli_hostview_build(replies, "libvirt:vm1", 0, sysroot);
+	findings = cli_host_rules_run(NULL, json_node_get_object(node));
+	g_assert_null(find(findings, "HOST-VCPU-UNPINNED", NULL));
+	must_find(findings, "HOST-VIEW-REMOTE", "host");
+}
+
+/* Through libvirt no socket peer names QEMU: its vCPU thread's process does. */
+static void test_libvirt_local_pid(void)
+{
+	g_autofree char *root = g_dir_make_tmp("gb-hostview-XXXXXX", NULL);
+	g_autoptr(JsonObject) replies = load_libvirt_replies(libvirt_xml, NULL);
+	g_autoptr(JsonNode) node = NULL;
+	g_auto(GStrv) errors = NULL;
+	gint64 pid = 0;
+
+	/* query-cpus-fast of tcg-4drives: vCPU 0 is thread 16585 */
+	write_file(root, "proc/16585/status", "Name:\tCPU 0/TCG\nTgid:\t777\nPid:\t16585\n");
+	write_file(root, "proc/777/comm", "qemu-system-x86\n");
+	write_file(root, "proc/777/task/16585/status", "Cpus_allowed_list:\t0-1\n");
+	write_file(root, "proc/777/task/16586/status", "Cpus_allowed_list:\t1\n");
+	node = cli_hostview_build(replies, "libvirt:vm1", 0, root);
+	g_assert_true(gb_json_get_int(json_node_get_object(node), "pid", GB_JSON_REQUIRED, 0,
+	                              G_MAXINT32, &pid, NULL));
+	g_assert_cmpint(pid, ==, 777);
+	g_assert_true(json_object_get_null_member(json_node_get_object(node), "remote_host"));
+
+	/* a thread id that now belongs to something else is not taken for QEMU */
+	write_file(root, "proc/777/comm", "bash\n");
+	g_clear_pointer(&node, json_node_unref);
+	node = cli_hostview_build(replies, "libvirt:vm1", 0, root);
+	g_assert_true(json_object_get_null_member(json_node_get_object(node), "pid"));
+	g_assert_true(gb_json_get_strv(json_node_get_object(node), "errors", GB_JSON_REQUIRED,
+	                               &errors, NULL));
+	g_assert_nonnull(errors[0]);
+	g_assert_nonnull(strstr(errors[0], "belongs to process 777 (bash), not QEMU"));
+	g_clear_pointer(&errors, g_strfreev);
+
+	/* no such thread: said */
+	g_clear_pointer(&node, json_node_unref);
+	rm_rf(root);
+	g_assert_cmpint(g_mkdir(root, 0755), ==, 0);
+	node = cli_hostview_build(replies, "libvirt:vm1", 0, root);
+	g_assert_true(json_object_get_null_member(json_node_get_object(node), "pid"));
+	g_assert_true(gb_json_get_strv(json_node_get_object(node), "errors", GB_JSON_REQUIRED,
+	                               &errors, NULL));
+	g_assert_true(g_strv_length(errors) > 0);
+	g_assert_nonnull(strstr(errors[0], "QEMU's pid"));
+	g_assert_nonnull(strstr(errors[0], "/proc/16585/status"));
 	rm_rf(root);
 }
 
@@ -773,6 +1002,9 @@ int main(int argc, char **argv)
 	g_test_add_func("/host-rules/hostile-view", test_hostile_view);
 	g_test_add_func("/host-rules/ugly-host", test_ugly_host);
 	g_test_add_func("/host-rules/table", test_rules_table);
+	g_test_add_func("/host-rules/libvirt-disks", test_libvirt_disks);
+	g_test_add_func("/host-rules/libvirt-remote", test_libvirt_remote);
+	g_test_add_func("/host-rules/libvirt-local-pid", test_libvirt_local_pid);
 	g_test_add_func("/host-check/kvm-nested", test_check_kvm_nested);
 	g_test_add_func("/host-check/kvm-no-nested", test_check_kvm_no_nested);
 	g_test_add_func("/host-check/no-kvm", test_check_no_kvm);

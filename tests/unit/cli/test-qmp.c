@@ -16,6 +16,7 @@
 #include "fleet/host-files.h"
 #include "fleet/hostview.h"
 #include "transport/qmp.h"
+#include "transport/virt.h"
 
 typedef struct _Server Server;
 typedef void (*ServerScript)(Server *srv, int fd);
@@ -721,6 +722,37 @@ static void test_hostview_job_unreachable(void)
 	g_assert_false(col.done);
 }
 
+/* ---- libvirt:DOMAIN ------------------------------------------------------------------ */
+
+/*
+ * libvirt:DOMAIN goes through libvirt's client library, never virsh nor
+ * libvirtd's files: a real libvirtd is needed for more, which the e2e lab has
+ * (tests/e2e/libvirt_hostview.py). Here only what needs no libvirtd.
+ */
+static void test_hostview_libvirt_bad(void)
+{
+	g_autoptr(GMainContext) ctx = g_main_context_new();
+	Collected col = { 0 };
+	CliHostviewJob *job;
+
+	job = cli_hostview_job_new_full("libvirt:", "test:///default", "/", ctx, 1, collected_cb,
+	                                &col);
+	iterate_until(ctx, &col.done, NULL, 0);
+	g_assert_error(col.error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+	g_assert_nonnull(strstr(col.error->message, "no domain name"));
+	cli_hostview_job_free(job);
+	g_clear_error(&col.error);
+
+	if (cli_virt_is_built())
+		return;
+	memset(&col, 0, sizeof(col));
+	job = cli_hostview_job_new_full("libvirt:vm1", NULL, "/", ctx, 1, collected_cb, &col);
+	iterate_until(ctx, &col.done, NULL, 0);
+	g_assert_error(col.error, GB_ERROR, GB_ERROR_NOT_SUPPORTED);
+	cli_hostview_job_free(job);
+	g_clear_error(&col.error);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -735,5 +767,6 @@ int main(int argc, char **argv)
 	}
 	g_test_add_func("/hostview/job-replay", test_hostview_job_replay);
 	g_test_add_func("/hostview/job-unreachable", test_hostview_job_unreachable);
+	g_test_add_func("/hostview/libvirt-bad", test_hostview_libvirt_bad);
 	return g_test_run();
 }
