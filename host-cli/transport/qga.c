@@ -354,9 +354,13 @@ static void cli_qga_status_cb(CliSession *inner, JsonNode *ret, const GError *er
 		cli_qga_unref(qga);
 		return;
 	}
-	reply =
-	    cli_qga_decode_reply(status, call->execute, qga->agent_path,
-	                         cli_reply_limit(call->execute, qga->max_reply_size), &error_local);
+	/* a one-shot gb-bench-start prints the job's final status, result and all */
+	reply = cli_qga_decode_reply(status, call->execute, qga->agent_path,
+	                             cli_reply_limit(g_strcmp0(call->execute, "gb-bench-start") == 0
+	                                                 ? "gb-bench-status"
+	                                                 : call->execute,
+	                                             qga->max_reply_size),
+	                             &error_local);
 	if (reply != NULL && g_strcmp0(call->execute, "gb-bench-start") == 0) {
 		gint64 job = 0;
 

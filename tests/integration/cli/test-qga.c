@@ -331,8 +331,8 @@ static void test_qga_bench_net(void)
 	            "1", "--omit", "0", "--direction", "both", "--no-save", "--format", "json",
 	            "--qga-agent", g_getenv("GB_AGENT"), target, NULL);
 	if (guest_listens->status != 0)
-		g_error("guest-listen through qga: exit %d: %s", guest_listens->status,
-		        guest_listens->err);
+		g_error("guest-listen through qga: exit %d: %s%s", guest_listens->status,
+		        guest_listens->err, guest_listens->out);
 	result = guest_result(guest_listens, 0);
 	g_assert_cmpfloat(net_throughput(result, "host-to-guest"), >, 0);
 	g_assert_cmpfloat(net_throughput(result, "guest-to-host"), >, 0);
