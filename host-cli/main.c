@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 	app->stdout_is_tty = isatty(STDOUT_FILENO);
 	app->stderr_is_tty = isatty(STDERR_FILENO);
 	if (!cli_app_parse(app, (const char *const *)argv, &error)) {
-		g_printerr("guestbench: %s\n", error->message);
+		cli_escape_printerr(NULL, error->message);
 		if (app->command != NULL)
 			g_printerr("Try 'guestbench %s --help' for more information.\n",
 			           app->command->name);

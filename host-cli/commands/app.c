@@ -13,6 +13,7 @@
 #include "fleet/merge.h"
 #include "fleet/resolve.h"
 #include "fleet/runner.h"
+#include "render/escape.h"
 
 /*
  * --failed-only filters what the guests' run (or merge) prints; Prometheus needs
@@ -948,14 +949,14 @@ int cli_app_run(CliApp *app)
 	if (app->command->run != NULL) {
 		int rc = app->command->run(app, &error);
 		if (error != NULL)
-			g_printerr("guestbench: %s\n", error->message);
+			cli_escape_printerr(NULL, error->message);
 		return rc;
 	}
 	cli_runner_run(app);
 	if (app->command->finished != NULL)
 		app->command->finished(app);
 	if (!cli_merge_write_app_output(app, &error)) {
-		g_printerr("guestbench: %s\n", error->message);
+		cli_escape_printerr(NULL, error->message);
 		return CLI_EXIT_USAGE;
 	}
 	return cli_app_get_exit_status(app);

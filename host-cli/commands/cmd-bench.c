@@ -1008,7 +1008,7 @@ void cli_bench_finished(CliApp *app)
 	command = g_strdup_printf("bench-%s", cli_bench.test);
 	path = cli_runs_save(dir, now, command, doc->str, doc->len, &error);
 	if (path == NULL) {
-		g_printerr("guestbench: cannot save the result: %s\n", error->message);
+		cli_escape_printerr("cannot save the result: ", error->message);
 		return;
 	}
 	if (!app->opts.quiet)

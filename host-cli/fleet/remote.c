@@ -449,7 +449,7 @@ int cli_remote_run(CliApp *app)
 	guint next = 0;
 
 	if (args == NULL) {
-		g_printerr("guestbench: %s\n", error->message);
+		cli_escape_printerr(NULL, error->message);
 		return CLI_EXIT_USAGE;
 	}
 	launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDIN_PIPE |
@@ -553,7 +553,7 @@ int cli_remote_run(CliApp *app)
 		cli_merge_keep_failed(merge);
 	doc = cli_merge_render(merge, app->opts.format, cli_app_use_color(app), &error);
 	if (doc == NULL || !cli_app_write_doc(app, doc, &error)) {
-		g_printerr("guestbench: %s\n", error->message);
+		cli_escape_printerr(NULL, error->message);
 		return CLI_EXIT_USAGE;
 	}
 	if (app->signal_received != 0)

@@ -109,3 +109,10 @@ char *cli_text_truncate_start(const char *text, gsize width)
 	}
 	return g_strconcat("\u2026", start, NULL);
 }
+
+void cli_escape_printerr(const char *prefix, const char *message)
+{
+	g_autofree char *esc = cli_escape_terminal(message != NULL ? message : "");
+
+	g_printerr("guestbench: %s%s\n", prefix != NULL ? prefix : "", esc);
+}

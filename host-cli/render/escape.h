@@ -11,6 +11,12 @@ G_BEGIN_DECLS
  * \u202e), so a hostile guest cannot move the cursor or recolour the screen.
  */
 char *cli_escape_terminal(const char *text);
+/*
+ * Prints "guestbench: PREFIXMESSAGE" and a newline on stderr with message
+ * escaped: error messages quote guest data and file contents (prefix may be
+ * NULL; it is the caller's own text).
+ */
+void cli_escape_printerr(const char *prefix, const char *message);
 /* The same, appended to out; NULL appends nothing. */
 void cli_escape_append(GString *out, const char *text);
 /*

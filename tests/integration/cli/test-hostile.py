@@ -164,6 +164,21 @@ def scrape_ok(exporter, textdir, name, text, honest):
     return error == ["node_textfile_scrape_error 0"] and len(mine) >= 5, (error, len(mine))
 
 
+def check_error_messages(tmp):
+    """Errors quote what they refuse (a saved document's members): escaped on stderr."""
+    evil = os.path.join(tmp, "evil.json")
+    with open(evil, "w", encoding="utf-8") as f:
+        json.dump({"guestbench": "0.1.0", "command": "bench\x1b]0;pwned\x07\x1b[2J\u202e",
+                   "guests": []}, f)
+    for args in (["compare", evil, evil], ["report", evil, "-o", os.path.join(tmp, "r.html")],
+                 ["merge", evil]):
+        p = run(args)
+        raw = [c for c in p.stderr if c in "\x1b\x07\u202e"]
+        check("%s of a hostile document: the error is escaped on stderr (rc %d)"
+              % (args[0], p.returncode), p.returncode != 0 and not raw and "\\x1b" in p.stderr,
+              p.stderr[:300])
+
+
 def main(hostile_agent):
     tmp = tempfile.mkdtemp(prefix="gb-hostile-prom-")
     procs = []
@@ -247,6 +262,7 @@ def main(hostile_agent):
         check("control: node_exporter refuses reserved or repeated label names",
               all(r[1] for r in refused), refused)
     finally:
+        check_error_messages(tmp)
         if exporter is not None:
             exporter.close()
         stop(procs)
