@@ -10,6 +10,7 @@
 #include "render/escape.h"
 #include "render/output.h"
 #include "render/table.h"
+#include "transport/virt.h"
 
 /*
  * Log lines (g_debug with --verbose or G_MESSAGES_DEBUG, g_message, g_warning)
@@ -48,6 +49,7 @@ static GLogWriterOutput cli_log_writer(GLogLevelFlags log_level, const GLogField
 int main(int argc, char **argv)
 {
 	g_autoptr(CliApp) app = NULL;
+	int rc;
 	g_autoptr(GError) error = NULL;
 
 	setlocale(LC_ALL, "");
@@ -86,5 +88,9 @@ int main(int argc, char **argv)
 	/* a table line that wrapped would read as a row of its own */
 	if (app->stdout_is_tty && cli_output_is_stdout(app->opts.output))
 		cli_table_set_terminal_width(cli_output_terminal_columns(STDOUT_FILENO));
-	return cli_app_run(app);
+	rc = cli_app_run(app);
+	/* the sessions first (they close libvirt channels), then libvirt's connections */
+	g_clear_pointer(&app, cli_app_free);
+	cli_virt_shutdown();
+	return rc;
 }

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -180,6 +181,7 @@ struct _CliVirtConn {
 	virConnectPtr conn;
 	CliVirtConnState state;
 	guint generation; /* which opening an opener thread belongs to */
+	pid_t opener_tid; /* the thread opening it: the parent of a transport libvirt spawns */
 	gboolean closed;  /* libvirtd closed it: open again at the next use */
 	char *error;
 };
@@ -299,9 +301,15 @@ static gpointer cli_virt_opener(gpointer data)
 {
 	CliVirtOpening *opening = data;
 	CliVirtConn *c = opening->conn;
-	virConnectPtr conn = virConnectOpen(c->requested);
+	virConnectPtr conn;
 	g_autofree char *error = NULL;
 	char *uri = NULL;
+
+	g_mutex_lock(&cli_virt_lock);
+	if (c->generation == opening->generation)
+		c->opener_tid = gettid();
+	g_mutex_unlock(&cli_virt_lock);
+	conn = virConnectOpen(c->requested);
 
 	if (conn == NULL) {
 		const char *msg = virGetLastErrorMessage();
@@ -1048,6 +1056,30 @@ void cli_virt_op_cancel(CliVirtOp *op)
 		op->cancelled = TRUE;
 }
 
+/*
+ * An opening that never answered has a transport (ssh of qemu+ssh) running
+ * as a child of its thread: it must not outlive the process.
+ */
+static void cli_virt_stop_transport(pid_t tid)
+{
+	g_autofree char *path = g_strdup_printf("/proc/self/task/%d/children", (int)tid);
+	g_autofree char *text = NULL;
+	g_auto(GStrv) pids = NULL;
+
+	if (tid <= 0 || !g_file_get_contents(path, &text, NULL, NULL))
+		return;
+	pids = g_strsplit_set(g_strstrip(text), " ", -1);
+	for (guint i = 0; pids[i] != NULL; i++) {
+		guint64 pid = 0;
+		if (g_ascii_string_to_unsigned(pids[i], 10, 2, G_MAXINT32, &pid, NULL)) {
+			g_debug("libvirt: stopping pid %" G_GUINT64_FORMAT
+			        ", the transport of a connection that never answered",
+			        pid);
+			kill((pid_t)pid, SIGTERM);
+		}
+	}
+}
+
 static void cli_virt_wake_cb(int timer, void *opaque)
 {
 	virEventRemoveTimeout(timer);
@@ -1065,6 +1097,9 @@ void cli_virt_shutdown(void)
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
 		CliVirtConn *c = value;
 		/* an opening still under way is left to its thread, which closes what it gets */
+		if (c->state == CLI_VIRT_CONN_OPENING ||
+		    (c->state == CLI_VIRT_CONN_FAILED && c->conn == NULL))
+			cli_virt_stop_transport(c->opener_tid);
 		c->generation++;
 		if (c->state == CLI_VIRT_CONN_OPENING)
 			c->state = CLI_VIRT_CONN_FAILED;

@@ -203,6 +203,17 @@ def cases(lab):
           rc == 3 and len(g) == 2 and took < 30 and
           all("cannot connect to" in (v.get("error") or "") for v in g.values()),
           (rc, took, {k: v.get("error") for k, v in g.items()}, err[-500:]))
+    port = lab.remote.dead_uri.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1]
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"ssh") and b"-p" in argv and port.encode() in argv:
+            left.append((pid, argv[:6]))
+    check("a dead URI: the ssh libvirt started for it does not outlive the CLI", not left, left)
     rc, out, err, _ = cli(["ping", "--connect", "nosuchdriver:///x", "libvirt:a"])
     check("an unknown URI scheme: a clear error, no crash", rc == 3 and
           "cannot connect to nosuchdriver:///x" in out + err, (rc, out, err))
