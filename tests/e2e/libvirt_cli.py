@@ -293,8 +293,13 @@ def restart_during_run(lab):
           all(v["status"] == "ok" or v.get("error") for v in g.values()),
           (run.returncode, {k: (v["status"], v.get("error")) for k, v in g.items()},
            err[-800:]))
-    rc, doc, err, _ = cli_json(["ping", "--timeout", "60"] + QGA_AGENT +
-                               ["libvirt:" + n for n in names])
+    # libvirt reconnects to each qemu-ga in its own time after a restart
+    for _ in range(15):
+        rc, doc, err, _ = cli_json(["ping", "--timeout", "60"] + QGA_AGENT +
+                                   ["libvirt:" + n for n in names])
+        if rc == 0:
+            break
+        time.sleep(2)
     g = guests(doc)
     check("after the restart every guest answers again",
           rc == 0 and all(v["status"] == "ok" for v in g.values()),

@@ -24,7 +24,7 @@ def audit(lab, dom, connect=None, qmp=None, hidden=False):
     if connect:
         args += ["--connect", connect]
     args += ["--qmp", qmp or "libvirt:" + dom.name, "audit", "libvirt:" + dom.name]
-    rc, doc, err = cli_json(args, lab=lab, hidden=hidden)
+    rc, doc, err, _ = cli_json(args, lab=lab, hidden=hidden)
     gs = (doc or {}).get("guests") or [{}]
     return rc, gs[0], err
 
