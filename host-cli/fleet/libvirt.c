@@ -7,11 +7,9 @@
 #include "gb-error.h"
 #include "fleet/host-files.h"
 #include "fleet/libvirt.h"
-#include "transport/spawn.h"
 
 /* Real domain XML nests about 8 deep; this only stops pathological input early. */
 #define CLI_LIBVIRT_MAX_DEPTH 128
-/* `virsh list --name` of a big host, with room to spare. */
 #define CLI_LIBVIRT_MAX_VIRSH_OUTPUT (16 * 1024 * 1024)
 
 void cli_libvirt_domain_free(CliLibvirtDomain *domain)
@@ -357,44 +355,6 @@ const char *cli_libvirt_get_dir(const char *dir)
 	return NULL;
 }
 
-/* Runs virsh with a time limit: a stuck libvirtd must not hang the whole fleet run. */
-static GBytes *cli_libvirt_run_virsh(const char *const *args, GError **error)
-{
-	g_autofree char *virsh = g_find_program_in_path("virsh");
-	g_autoptr(GPtrArray) argv = g_ptr_array_new();
-	g_autofree char *cmdline = NULL;
-	CliSpawnResult result = { 0 };
-	GBytes *out;
-
-	if (virsh == NULL) {
-		g_set_error_literal(error, GB_ERROR, GB_ERROR_NOT_SUPPORTED, "virsh not found");
-		return NULL;
-	}
-	g_ptr_array_add(argv, virsh);
-	for (guint i = 0; args[i] != NULL; i++)
-		g_ptr_array_add(argv, (gpointer)args[i]);
-	g_ptr_array_add(argv, NULL);
-	cmdline = g_strjoinv(" ", (char **)argv->pdata + 1);
-	if (!cli_spawn_run_sync((const char *const *)argv->pdata, CLI_LIBVIRT_VIRSH_TIMEOUT_S,
-	                        &result, error))
-		return NULL;
-	if (!result.exited || result.exit_status != 0) {
-		g_set_error(error, GB_ERROR, GB_ERROR_IO, "'virsh %s' failed: %s", cmdline,
-		            result.err);
-		cli_spawn_result_clear(&result);
-		return NULL;
-	}
-	if (result.out_len > CLI_LIBVIRT_MAX_VIRSH_OUTPUT) {
-		g_set_error(error, GB_ERROR, GB_ERROR_TOO_LARGE, "'virsh %s' printed over %u bytes",
-		            cmdline, CLI_LIBVIRT_MAX_VIRSH_OUTPUT);
-		cli_spawn_result_clear(&result);
-		return NULL;
-	}
-	out = g_bytes_new_take(g_steal_pointer(&result.out), result.out_len);
-	cli_spawn_result_clear(&result);
-	return out;
-}
-
 /* Parses, checks it is the domain asked for; the error says where the XML came from. */
 static CliLibvirtDomain *cli_libvirt_domain_parse_for(const char *name, const char *where,
                                                       const char *xml, gsize len, GError **error)
@@ -415,43 +375,24 @@ static CliLibvirtDomain *cli_libvirt_domain_parse_for(const char *name, const ch
 
 CliLibvirtDomain *cli_libvirt_domain_load(const char *dir, const char *name, GError **error)
 {
-	const char *chosen = cli_libvirt_get_dir(dir);
 	g_autofree char *path = NULL;
 	g_autofree char *xml = NULL;
 	g_autoptr(GError) error_local = NULL;
-	g_autoptr(GBytes) bytes = NULL;
-	const char *virsh_args[] = { "dumpxml", "--", name, NULL };
 	gsize len = 0;
 
 	if (!cli_libvirt_check_name(name, error))
 		return NULL;
-	path =
-	    g_strdup_printf("%s/%s.xml", chosen != NULL ? chosen : CLI_LIBVIRT_DEFAULT_DIR, name);
+	path = g_strdup_printf("%s/%s.xml", dir, name);
 	if (cli_read_regular_file(path, CLI_LIBVIRT_MAX_XML_SIZE, &xml, &len, &error_local))
 		return cli_libvirt_domain_parse_for(name, path, xml, len, error);
-	if (g_error_matches(error_local, G_FILE_ERROR, G_FILE_ERROR_NOENT) && chosen != NULL) {
+	if (g_error_matches(error_local, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
 		g_set_error(error, GB_ERROR, GB_ERROR_FAILED,
 		            "libvirt domain '%s' is not running (no %s)", name, path);
 		return NULL;
 	}
-	/* a chosen directory is the only truth; the default one may just be root's */
-	if (chosen != NULL || !(g_error_matches(error_local, G_FILE_ERROR, G_FILE_ERROR_NOENT) ||
-	                        g_error_matches(error_local, G_FILE_ERROR, G_FILE_ERROR_ACCES))) {
-		g_set_error(error, GB_ERROR, GB_ERROR_FAILED, "libvirt domain '%s': %s", name,
-		            error_local->message);
-		return NULL;
-	}
-	g_clear_error(&error_local);
-	bytes = cli_libvirt_run_virsh(virsh_args, &error_local);
-	if (bytes == NULL) {
-		g_set_error(error, GB_ERROR, GB_ERROR_FAILED,
-		            "libvirt domain '%s': no readable %s (not running, or only root can "
-		            "read it) and %s",
-		            name, path, error_local->message);
-		return NULL;
-	}
-	return cli_libvirt_domain_parse_for(name, "virsh dumpxml", g_bytes_get_data(bytes, NULL),
-	                                    g_bytes_get_size(bytes), error);
+	g_set_error(error, GB_ERROR, GB_ERROR_FAILED, "libvirt domain '%s': %s", name,
+	            error_local->message);
+	return NULL;
 }
 
 static gint cli_libvirt_strcmp(gconstpointer a, gconstpointer b)
@@ -484,45 +425,16 @@ static GPtrArray *cli_libvirt_list_dir(const char *dir, GError **error)
 
 GPtrArray *cli_libvirt_list_domains(const char *dir, char **source_out, GError **error)
 {
-	const char *chosen = cli_libvirt_get_dir(dir);
-	const char *virsh_args[] = { "list", "--name", NULL };
 	g_autoptr(GError) error_local = NULL;
-	g_autoptr(GBytes) bytes = NULL;
-	g_autoptr(GPtrArray) names = NULL;
-	g_autofree char *text = NULL;
-	g_auto(GStrv) lines = NULL;
+	g_autoptr(GPtrArray) names = cli_libvirt_list_dir(dir, &error_local);
 
-	names =
-	    cli_libvirt_list_dir(chosen != NULL ? chosen : CLI_LIBVIRT_DEFAULT_DIR, &error_local);
-	if (names != NULL) {
-		if (source_out != NULL)
-			*source_out = g_strdup(chosen != NULL ? chosen : CLI_LIBVIRT_DEFAULT_DIR);
-		return g_steal_pointer(&names);
-	}
-	if (chosen != NULL) {
+	if (names == NULL) {
 		g_set_error(error, GB_ERROR, GB_ERROR_IO, "cannot list libvirt domains: %s",
 		            error_local->message);
 		return NULL;
 	}
-	bytes = cli_libvirt_run_virsh(virsh_args, NULL);
-	if (bytes == NULL) {
-		g_set_error(error, GB_ERROR, GB_ERROR_IO,
-		            "cannot list libvirt domains: %s (run as root, install virsh, or name "
-		            "the directory with --libvirt-dir)",
-		            error_local->message);
-		return NULL;
-	}
-	text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
-	lines = g_strsplit(text, "\n", -1);
-	names = g_ptr_array_new_with_free_func(g_free);
-	for (guint i = 0; lines[i] != NULL; i++) {
-		g_strstrip(lines[i]);
-		if (lines[i][0] != '\0')
-			g_ptr_array_add(names, g_strdup(lines[i]));
-	}
-	g_ptr_array_sort(names, cli_libvirt_strcmp);
 	if (source_out != NULL)
-		*source_out = g_strdup("virsh list");
+		*source_out = g_strdup(dir);
 	return g_steal_pointer(&names);
 }
 

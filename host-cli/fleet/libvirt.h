@@ -6,22 +6,19 @@
 G_BEGIN_DECLS
 
 /*
- * libvirt without libvirt: a running domain's live XML is read from
- * libvirt's state directory (/run/libvirt/qemu/NAME.xml, a <domstatus>
- * wrapping the <domain>), or from "virsh dumpxml NAME" where that directory
- * cannot be read. The guestbench port is the <channel type='unix'> whose
- * <target type='virtio' name='org.guestbench.agent.0'/>; its <source path=>
- * is the socket to connect to.
+ * libvirt's domain XML: parsed here whether it comes from libvirt's API
+ * (virDomainGetXMLDesc, transport/virt.h) or, with --libvirt-dir, from
+ * libvirt's state directory (NAME.xml, a <domstatus> wrapping the <domain>).
+ * The guestbench port is the <channel type='unix'> whose <target
+ * type='virtio' name='org.guestbench.agent.0'/>; its <source path=> is the
+ * socket libvirt connects to.
  */
 
-#define CLI_LIBVIRT_DEFAULT_DIR "/run/libvirt/qemu"
 #define CLI_LIBVIRT_DIR_ENV "GUESTBENCH_LIBVIRT_DIR"
 #define CLI_LIBVIRT_CHANNEL "org.guestbench.agent.0"
 #define CLI_LIBVIRT_QGA_CHANNEL "org.qemu.guest_agent.0"
 /* A real domstatus is 20-200 KiB; anything far bigger is not libvirt's. */
 #define CLI_LIBVIRT_MAX_XML_SIZE (4 * 1024 * 1024)
-/* How long virsh may take to answer before the domain counts as unreadable. */
-#define CLI_LIBVIRT_VIRSH_TIMEOUT_S 15
 
 typedef struct {
 	char *name;       /* <domain><name> */
@@ -45,15 +42,12 @@ CliLibvirtDomain *cli_libvirt_domain_parse(const char *xml, gssize len, GError *
 gboolean cli_libvirt_check_name(const char *name, GError **error);
 /*
  * The state directory the user chose: dir when not NULL, else
- * $GUESTBENCH_LIBVIRT_DIR, else NULL, meaning /run/libvirt/qemu with a
- * fallback to virsh (a chosen directory has no fallback).
+ * $GUESTBENCH_LIBVIRT_DIR, else NULL, meaning: ask libvirt (virt.h).
  */
 const char *cli_libvirt_get_dir(const char *dir);
-/* Reads and parses NAME's live XML; the error says where it looked. */
+/* Reads and parses NAME's live XML in the state directory dir; the error says where it looked. */
 CliLibvirtDomain *cli_libvirt_domain_load(const char *dir, const char *name, GError **error);
-/*
- * The running domains' names, sorted; source_out (may be NULL) describes
- * where they came from ("/run/libvirt/qemu" or "virsh list").
+/* The running domains' names in the state directory dir, sorted; source_out (may be NULL) is dir.
  */
 GPtrArray *cli_libvirt_list_domains(const char *dir, char **source_out, GError **error);
 /* The guestbench channel's socket of a loaded domain, or an error naming what is missing. */
