@@ -142,10 +142,10 @@ static gboolean cli_census_prepare(CliApp *app, GPtrArray *args, GError **error)
 		    "--failed-only does not apply to census: it counts every guest");
 		return FALSE;
 	}
-	if (args->len == 0 && app->opts.inventories == NULL) {
+	if (args->len == 0 && app->opts.inventories == NULL && app->opts.connect == NULL) {
 		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 		                    "no targets or saved documents given for 'census' (name them, "
-		                    "give FILE.json or --inventory FILE)");
+		                    "give FILE.json, --inventory FILE or --connect URI)");
 		return FALSE;
 	}
 	cli_census = cli_census_new();
@@ -168,17 +168,25 @@ static gboolean cli_census_prepare(CliApp *app, GPtrArray *args, GError **error)
 static gboolean cli_census_collect(CliApp *app, CliCensus *census, GError **error)
 {
 	CliTargetOptions topts = {
+		.connect = (const char *const *)app->opts.connect,
 		.libvirt_dir = app->opts.libvirt_dir,
 		.inventories = (const char *const *)app->opts.inventories,
 		.tags = (const char *const *)app->opts.tags,
 		.names = (const char *const *)app->opts.names,
 	};
 
-	if (app->args->len == 0 && app->opts.inventories == NULL)
+	if (app->args->len == 0 && app->opts.inventories == NULL && app->opts.connect != NULL) {
+		/* every running guest of each hypervisor, as for the other commands */
+		app->targets =
+		    cli_targets_from_libvirt((const char *const *)app->opts.connect, error);
+	} else if (app->args->len == 0 && app->opts.inventories == NULL) {
 		return TRUE;
-	g_ptr_array_add(app->args, NULL);
-	app->targets = cli_targets_resolve((const char *const *)app->args->pdata, &topts, error);
-	g_ptr_array_remove_index(app->args, app->args->len - 1);
+	} else {
+		g_ptr_array_add(app->args, NULL);
+		app->targets =
+		    cli_targets_resolve((const char *const *)app->args->pdata, &topts, error);
+		g_ptr_array_remove_index(app->args, app->args->len - 1);
+	}
 	if (app->targets == NULL ||
 	    !cli_targets_apply_qga_agent(app->targets, app->opts.qga_agent, error))
 		return FALSE;
