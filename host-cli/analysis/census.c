@@ -72,9 +72,15 @@ static char **cli_census_sorted(const char *const *flags)
 	char **out = g_new0(char *, n + 1);
 	guint k = 0;
 
-	for (guint i = 0; i < n; i++)
+	gboolean sorted = TRUE;
+
+	for (guint i = 0; i < n; i++) {
 		out[i] = g_strdup(flags[i]);
-	qsort(out, n, sizeof(char *), cli_census_strcmp);
+		sorted = sorted && (i == 0 || strcmp(out[i - 1], out[i]) <= 0);
+	}
+	/* the agent sends them sorted: no need to sort ten thousand lists again */
+	if (!sorted)
+		qsort(out, n, sizeof(char *), cli_census_strcmp);
 	for (guint i = 0; i < n; i++) {
 		if (k > 0 && strcmp(out[k - 1], out[i]) == 0) {
 			g_free(out[i]);
@@ -168,20 +174,24 @@ void cli_census_add(CliCensus *census, const char *name, const char *source,
 
 /* ---- finish --------------------------------------------------------------------------- */
 
-/* The flags counted in at least min_count of the guests (n_guests of them, flags sorted). */
-static char **cli_census_flags_at_least(GPtrArray *guests, guint min_count)
+/*
+ * The flags held by at least min_count guests: sets[i] (sorted strv) is held
+ * by weights[i] guests (NULL: one each). Sorted.
+ */
+static char **cli_census_flags_at_least(char ***sets, const guint *weights, guint n_sets,
+                                        guint min_count)
 {
 	g_autoptr(GHashTable) counts = g_hash_table_new(g_str_hash, g_str_equal);
 	g_autoptr(GPtrArray) out = g_ptr_array_new();
 	GHashTableIter it;
 	gpointer key, value;
 
-	for (guint i = 0; i < guests->len; i++) {
-		const CliCensusGuest *g = g_ptr_array_index(guests, i);
-
-		for (guint j = 0; g->flags[j] != NULL; j++) {
-			guint n = GPOINTER_TO_UINT(g_hash_table_lookup(counts, g->flags[j]));
-			g_hash_table_insert(counts, g->flags[j], GUINT_TO_POINTER(n + 1));
+	for (guint i = 0; i < n_sets; i++) {
+		for (guint j = 0; sets[i][j] != NULL; j++) {
+			guint n = GPOINTER_TO_UINT(g_hash_table_lookup(counts, sets[i][j]));
+			g_hash_table_insert(
+			    counts, sets[i][j],
+			    GUINT_TO_POINTER(n + (weights != NULL ? weights[i] : 1)));
 		}
 	}
 	g_hash_table_iter_init(&it, counts);
@@ -191,6 +201,16 @@ static char **cli_census_flags_at_least(GPtrArray *guests, guint min_count)
 	}
 	g_ptr_array_add(out, NULL);
 	return cli_census_sorted((const char *const *)out->pdata);
+}
+
+/* The flags every guest of guests has. */
+static char **cli_census_baseline_of(GPtrArray *guests)
+{
+	g_autofree char ***sets = g_new(char **, MAX(guests->len, 1));
+
+	for (guint i = 0; i < guests->len; i++)
+		sets[i] = ((CliCensusGuest *)g_ptr_array_index(guests, i))->flags;
+	return cli_census_flags_at_least(sets, NULL, guests->len, MAX(guests->len, 1));
 }
 
 /* "+a -b": what flags has and ref has not (+), and the other way (-); both sorted. */
@@ -228,7 +248,8 @@ static gboolean cli_census_same_kind(const CliCensusGuest *a, const CliCensusGue
  * flags), first seen on a tie; NULL when fewer than three guests or no
  * strict majority, where nobody is an outlier.
  */
-static const CliCensusGuest *cli_census_scope(CliCensus *census, const char *tag, GPtrArray *guests)
+static const CliCensusGuest *cli_census_scope(CliCensus *census, const char *tag, GPtrArray *guests,
+                                              char **baseline)
 {
 	CliCensusScope *s = g_new0(CliCensusScope, 1);
 	g_autoptr(GHashTable) counts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -237,7 +258,7 @@ static const CliCensusGuest *cli_census_scope(CliCensus *census, const char *tag
 
 	s->tag = g_strdup(tag);
 	s->n_guests = guests->len;
-	s->baseline = cli_census_flags_at_least(guests, MAX(guests->len, 1));
+	s->baseline = baseline != NULL ? g_strdupv(baseline) : cli_census_baseline_of(guests);
 	g_ptr_array_add(census->scopes, s);
 	for (guint i = 0; i < guests->len; i++) {
 		const CliCensusGuest *g = g_ptr_array_index(guests, i);
@@ -361,8 +382,22 @@ void cli_census_finish(CliCensus *census, gboolean by_tag, const CliAuditRequire
 	}
 	census->n_counted = counted->len;
 	g_ptr_array_sort(census->groups, cli_census_group_cmp);
-	census->all_flags = cli_census_flags_at_least(counted, 1);
-	census->baseline = cli_census_flags_at_least(counted, MAX(counted->len, 1));
+	{
+		/* over the groups, each counted as many times as it has guests */
+		guint n = census->groups->len;
+		g_autofree char ***sets = g_new(char **, MAX(n, 1));
+		g_autofree guint *weights = g_new(guint, MAX(n, 1));
+
+		for (guint i = 0; i < n; i++) {
+			CliCensusGroup *group = g_ptr_array_index(census->groups, i);
+
+			sets[i] = group->flags;
+			weights[i] = group->guests->len;
+		}
+		census->all_flags = cli_census_flags_at_least(sets, weights, n, 1);
+		census->baseline =
+		    cli_census_flags_at_least(sets, weights, n, MAX(counted->len, 1));
+	}
 	for (guint i = 0; i < census->groups->len; i++) {
 		CliCensusGroup *group = g_ptr_array_index(census->groups, i);
 		g_autoptr(GPtrArray) lacks = g_ptr_array_new();
@@ -384,11 +419,11 @@ void cli_census_finish(CliCensus *census, gboolean by_tag, const CliAuditRequire
 			g_ptr_array_add(census->lowest, g);
 	}
 
-	fleet_ref = cli_census_scope(census, NULL, counted);
+	fleet_ref = cli_census_scope(census, NULL, counted, census->baseline);
 	for (guint t = 0; t < tag_order->len; t++) {
 		const char *tag = g_ptr_array_index(tag_order, t);
 		GPtrArray *members = g_hash_table_lookup(tags, tag);
-		const CliCensusGuest *ref = cli_census_scope(census, tag, members);
+		const CliCensusGuest *ref = cli_census_scope(census, tag, members, NULL);
 		g_autofree char *scope = g_strdup_printf("tag %s", tag);
 
 		for (guint i = 0; i < members->len; i++)
