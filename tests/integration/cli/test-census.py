@@ -187,6 +187,19 @@ def main():
                      "bad-level (%s): cpu.isa_level is not x86-64-v1..x86-64-v4" % BROKEN,
                      "down (%s): status timeout in the document" % BROKEN):
             check("not counted: " + line.split(" ")[0], line in p.stdout, p.stdout)
+        # A bench run whose guest has no facts, and a guest entry that is not an object.
+        nofacts = os.path.join(tmp, "nofacts.json")
+        bdoc = json.load(open(bench))
+        del bdoc["guests"][0]["result"]["facts"]
+        bdoc["guests"].append("not a guest")
+        write_json(nofacts, bdoc)
+        p = cli("census", "--format", "json", nofacts, FLEET12)
+        doc = json.loads(p.stdout)
+        check("a bench guest without facts and a guest that is no object: named, not counted",
+              p.returncode == 3 and doc["guests"][0]["problem"].startswith("result: ")
+              and "facts" in doc["guests"][0]["problem"]
+              and doc["guests"][1]["name"] == "guests[1]" and doc["guests"][1]["problem"]
+              and len(doc["groups"]) == 4, "%d %s" % (p.returncode, p.stdout[:2000]))
         gone = os.path.join(tmp, "gone.sock")
         p = cli("census", "--timeout", "2", live, gone)
         check("an unreachable live guest: not counted, exit 3",
