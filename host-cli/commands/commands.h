@@ -10,6 +10,7 @@ extern const CliCommand cli_cmd_ping;
 extern const CliCommand cli_cmd_info;
 extern const CliCommand cli_cmd_facts;
 extern const CliCommand cli_cmd_audit;
+extern const CliCommand cli_cmd_census;
 extern const CliCommand cli_cmd_bench;
 extern const CliCommand cli_cmd_jobs;
 extern const CliCommand cli_cmd_cancel;

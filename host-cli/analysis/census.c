@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include "analysis/census.h"
+#include "analysis/facts.h"
+
+static void cli_census_guest_free(CliCensusGuest *g)
+{
+	g_free(g->name);
+	g_free(g->source);
+	g_strfreev(g->tags);
+	g_free(g->problem);
+	g_free(g->model);
+	g_free(g->hypervisor);
+	g_strfreev(g->flags);
+	g_free(g->outlier);
+	g_free(g->require);
+	g_free(g);
+}
+
+static void cli_census_group_free(CliCensusGroup *g)
+{
+	g_free(g->model);
+	g_free(g->hypervisor);
+	g_strfreev(g->flags);
+	g_strfreev(g->lacks);
+	g_ptr_array_unref(g->guests);
+	g_free(g);
+}
+
+static void cli_census_scope_free(CliCensusScope *s)
+{
+	g_free(s->tag);
+	g_strfreev(s->baseline);
+	g_free(s->majority);
+	g_free(s);
+}
+
+CliCensus *cli_census_new(void)
+{
+	CliCensus *c = g_new0(CliCensus, 1);
+
+	c->guests = g_ptr_array_new_with_free_func((GDestroyNotify)cli_census_guest_free);
+	c->groups = g_ptr_array_new_with_free_func((GDestroyNotify)cli_census_group_free);
+	c->scopes = g_ptr_array_new_with_free_func((GDestroyNotify)cli_census_scope_free);
+	c->lowest = g_ptr_array_new();
+	return c;
+}
+
+void cli_census_free(CliCensus *census)
+{
+	if (census == NULL)
+		return;
+	g_ptr_array_unref(census->lowest);
+	g_ptr_array_unref(census->scopes);
+	g_ptr_array_unref(census->groups);
+	g_ptr_array_unref(census->guests);
+	g_strfreev(census->baseline);
+	g_strfreev(census->all_flags);
+	g_free(census);
+}
+
+static int cli_census_strcmp(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A sorted copy without repeats. */
+static char **cli_census_sorted(const char *const *flags)
+{
+	guint n = flags != NULL ? g_strv_length((char **)flags) : 0;
+	char **out = g_new0(char *, n + 1);
+	guint k = 0;
+
+	gboolean sorted = TRUE;
+
+	for (guint i = 0; i < n; i++) {
+		out[i] = g_strdup(flags[i]);
+		sorted = sorted && (i == 0 || strcmp(out[i - 1], out[i]) <= 0);
+	}
+	/* the agent sends them sorted: no need to sort ten thousand lists again */
+	if (!sorted)
+		qsort(out, n, sizeof(char *), cli_census_strcmp);
+	for (guint i = 0; i < n; i++) {
+		if (k > 0 && strcmp(out[k - 1], out[i]) == 0) {
+			g_free(out[i]);
+			continue;
+		}
+		out[k++] = out[i];
+	}
+	out[k] = NULL;
+	return out;
+}
+
+static const char *cli_census_state(CliFactState state)
+{
+	switch (state) {
+	case CLI_FACT_ABSENT:
+	case CLI_FACT_NO_PARENT:
+		return "absent";
+	case CLI_FACT_NULL:
+		return "null";
+	case CLI_FACT_WRONG_TYPE:
+		return "of the wrong type";
+	case CLI_FACT_OK:
+	default:
+		return "ok";
+	}
+}
+
+/* Notes one member the census needs and could not read. */
+static void cli_census_need(GString *problem, const CliFact *fact)
+{
+	g_autofree char *path = NULL;
+
+	if (cli_fact_ok(fact))
+		return;
+	path = cli_fact_path(fact);
+	g_string_append_printf(problem, "%s%s %s", problem->len > 0 ? ", " : "", path,
+	                       cli_census_state(fact->state));
+}
+
+static CliCensusGuest *cli_census_guest_new(const char *name, const char *source,
+                                            const char *const *tags)
+{
+	CliCensusGuest *g = g_new0(CliCensusGuest, 1);
+
+	g->name = g_strdup(name);
+	g->source = g_strdup(source);
+	g->tags = tags != NULL ? g_strdupv((char **)tags) : g_new0(char *, 1);
+	return g;
+}
+
+void cli_census_add_problem(CliCensus *census, const char *name, const char *source,
+                            const char *problem)
+{
+	CliCensusGuest *g = cli_census_guest_new(name, source, NULL);
+
+	g->problem = g_strdup(problem);
+	g_ptr_array_add(census->guests, g);
+}
+
+void cli_census_add(CliCensus *census, const char *name, const char *source,
+                    const char *const *tags, JsonObject *facts)
+{
+	g_autoptr(CliFacts) model = cli_facts_new(facts);
+	const CliFactsCpu *cpu = &model->cpu;
+	CliCensusGuest *g = cli_census_guest_new(name, source, tags);
+	g_autoptr(GString) problem = g_string_new(NULL);
+
+	g_ptr_array_add(census->guests, g);
+	if (!cli_fact_ok(&cpu->node.fact)) {
+		cli_census_need(problem, &cpu->node.fact);
+	} else {
+		cli_census_need(problem, &cpu->model_name.fact);
+		cli_census_need(problem, &cpu->isa_level.fact);
+		cli_census_need(problem, &cpu->flags.fact);
+	}
+	if (problem->len == 0 && !cli_isa_level_parse(cpu->isa_level.value, &g->isa_level, NULL))
+		g_string_append_printf(problem, "cpu.isa_level is not x86-64-v1..x86-64-v4");
+	if (problem->len > 0) {
+		g->problem = g_string_free(g_steal_pointer(&problem), FALSE);
+		return;
+	}
+	g->model = g_strdup(cpu->model_name.value);
+	g->flags = cli_census_sorted((const char *const *)cpu->flags.value);
+	if (cli_fact_ok(&cpu->hypervisor.vendor.fact))
+		g->hypervisor = g_strdup(cpu->hypervisor.vendor.value);
+	else if (cli_fact_ok(&cpu->hypervisor.present.fact) && !cpu->hypervisor.present.value)
+		g->hypervisor = g_strdup("none");
+	else
+		g->hypervisor = g_strdup("unknown");
+}
+
+/* ---- finish --------------------------------------------------------------------------- */
+
+/*
+ * The flags held by at least min_count guests: sets[i] (sorted strv) is held
+ * by weights[i] guests (NULL: one each). Sorted.
+ */
+static char **cli_census_flags_at_least(char ***sets, const guint *weights, guint n_sets,
+                                        guint min_count)
+{
+	g_autoptr(GHashTable) counts = g_hash_table_new(g_str_hash, g_str_equal);
+	g_autoptr(GPtrArray) out = g_ptr_array_new();
+	GHashTableIter it;
+	gpointer key, value;
+
+	for (guint i = 0; i < n_sets; i++) {
+		for (guint j = 0; sets[i][j] != NULL; j++) {
+			guint n = GPOINTER_TO_UINT(g_hash_table_lookup(counts, sets[i][j]));
+			g_hash_table_insert(
+			    counts, sets[i][j],
+			    GUINT_TO_POINTER(n + (weights != NULL ? weights[i] : 1)));
+		}
+	}
+	g_hash_table_iter_init(&it, counts);
+	while (g_hash_table_iter_next(&it, &key, &value)) {
+		if (GPOINTER_TO_UINT(value) >= min_count)
+			g_ptr_array_add(out, key);
+	}
+	g_ptr_array_add(out, NULL);
+	return cli_census_sorted((const char *const *)out->pdata);
+}
+
+/* The flags every guest of guests has. */
+static char **cli_census_baseline_of(GPtrArray *guests)
+{
+	g_autofree char ***sets = g_new(char **, MAX(guests->len, 1));
+
+	for (guint i = 0; i < guests->len; i++)
+		sets[i] = ((CliCensusGuest *)g_ptr_array_index(guests, i))->flags;
+	return cli_census_flags_at_least(sets, NULL, guests->len, MAX(guests->len, 1));
+}
+
+/* "+a -b": what flags has and ref has not (+), and the other way (-); both sorted. */
+static char *cli_census_flags_diff(char **flags, char **ref)
+{
+	GString *out = g_string_new(NULL);
+	guint i = 0, j = 0;
+
+	while (flags[i] != NULL || ref[j] != NULL) {
+		int cmp = flags[i] == NULL ? 1 : ref[j] == NULL ? -1 : strcmp(flags[i], ref[j]);
+
+		if (cmp == 0) {
+			i++;
+			j++;
+			continue;
+		}
+		g_string_append_printf(out, "%s%c%s", out->len > 0 ? " " : "", cmp < 0 ? '+' : '-',
+		                       cmp < 0 ? flags[i] : ref[j]);
+		if (cmp < 0)
+			i++;
+		else
+			j++;
+	}
+	return g_string_free(out, FALSE);
+}
+
+static gboolean cli_census_same_kind(const CliCensusGuest *a, const CliCensusGuest *b)
+{
+	return g_strcmp0(a->model, b->model) == 0 &&
+	       g_strv_equal((const char *const *)a->flags, (const char *const *)b->flags);
+}
+
+/*
+ * A scope: its baseline and the guest that holds its most common (model,
+ * flags), first seen on a tie; NULL when fewer than three guests or no
+ * strict majority, where nobody is an outlier.
+ */
+static const CliCensusGuest *cli_census_scope(CliCensus *census, const char *tag, GPtrArray *guests,
+                                              char **baseline)
+{
+	CliCensusScope *s = g_new0(CliCensusScope, 1);
+	g_autoptr(GHashTable) counts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	const CliCensusGuest *best = NULL;
+	guint best_n = 0;
+
+	s->tag = g_strdup(tag);
+	s->n_guests = guests->len;
+	s->baseline = baseline != NULL ? g_strdupv(baseline) : cli_census_baseline_of(guests);
+	g_ptr_array_add(census->scopes, s);
+	for (guint i = 0; i < guests->len; i++) {
+		const CliCensusGuest *g = g_ptr_array_index(guests, i);
+		g_autofree char *flags = g_strjoinv(" ", g->flags);
+		char *key = g_strdup_printf("%s\037%s", g->model, flags);
+		guint n = GPOINTER_TO_UINT(g_hash_table_lookup(counts, key)) + 1;
+
+		g_hash_table_replace(counts, key, GUINT_TO_POINTER(n));
+		if (n > best_n) {
+			best_n = n;
+			best = g;
+		}
+	}
+	if (best == NULL)
+		return NULL;
+	s->majority = g_strdup(best->model);
+	s->n_majority = best_n;
+	return guests->len >= 3 && best_n * 2 > guests->len ? best : NULL;
+}
+
+static void cli_census_judge(CliCensusGuest *g, const CliCensusGuest *ref, const char *scope)
+{
+	g_autofree char *diff = NULL;
+
+	if (ref == NULL || g->outlier != NULL || cli_census_same_kind(g, ref))
+		return;
+	if (g_strcmp0(g->model, ref->model) != 0) {
+		g->outlier = g_strdup_printf("model differs from the majority of %s (%s)", scope,
+		                             ref->model);
+		return;
+	}
+	diff = cli_census_flags_diff(g->flags, ref->flags);
+	g->outlier = g_strdup_printf("flags differ from the majority of %s: %s", scope, diff);
+}
+
+static int cli_census_group_cmp(gconstpointer a, gconstpointer b)
+{
+	const CliCensusGroup *ga = *(CliCensusGroup *const *)a;
+	const CliCensusGroup *gb = *(CliCensusGroup *const *)b;
+	const CliCensusGuest *fa = g_ptr_array_index(ga->guests, 0);
+	const CliCensusGuest *fb = g_ptr_array_index(gb->guests, 0);
+
+	if (ga->guests->len != gb->guests->len)
+		return ga->guests->len > gb->guests->len ? -1 : 1;
+	/* first seen first: the first guest's place in the census */
+	return fa->group < fb->group ? -1 : fa->group > fb->group;
+}
+
+static void cli_census_require(CliCensusGuest *g, const CliAuditRequire *require)
+{
+	GString *out = g_string_new(NULL);
+
+	if (require->isa_level != 0 && g->isa_level < require->isa_level)
+		g_string_append_printf(out, "x86-64-v%u is below the required x86-64-v%u",
+		                       g->isa_level, require->isa_level);
+	for (guint i = 0; require->flags != NULL && require->flags[i] != NULL; i++) {
+		if (g_strv_contains((const char *const *)g->flags, require->flags[i]))
+			continue;
+		g_string_append_printf(out, "%s%s", out->len > 0 ? "; lacks " : "lacks ",
+		                       require->flags[i]);
+	}
+	if (out->len > 0)
+		g->require = g_string_free(out, FALSE);
+	else
+		g_string_free(out, TRUE);
+}
+
+void cli_census_finish(CliCensus *census, gboolean by_tag, const CliAuditRequire *require)
+{
+	g_autoptr(GHashTable) groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GPtrArray) counted = g_ptr_array_new();
+	g_autoptr(GHashTable) tags =
+	    g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)g_ptr_array_unref);
+	g_autoptr(GPtrArray) tag_order = g_ptr_array_new();
+	const CliCensusGuest *fleet_ref = NULL;
+
+	for (guint i = 0; i < census->guests->len; i++) {
+		CliCensusGuest *g = g_ptr_array_index(census->guests, i);
+		g_autofree char *flags = NULL;
+		g_autofree char *key = NULL;
+		CliCensusGroup *group = NULL;
+
+		if (g->problem != NULL) {
+			census->n_problems++;
+			continue;
+		}
+		g_ptr_array_add(counted, g);
+		flags = g_strjoinv(" ", g->flags);
+		key = g_strdup_printf("%s\037%u\037%s\037%s", g->model, g->isa_level, g->hypervisor,
+		                      flags);
+		group = g_hash_table_lookup(groups, key);
+		if (group == NULL) {
+			group = g_new0(CliCensusGroup, 1);
+			group->model = g_strdup(g->model);
+			group->isa_level = g->isa_level;
+			group->hypervisor = g_strdup(g->hypervisor);
+			group->flags = g_strdupv(g->flags);
+			group->guests = g_ptr_array_new();
+			g_hash_table_insert(groups, g_steal_pointer(&key), group);
+			g_ptr_array_add(census->groups, group);
+		}
+		/* the guest's place, for the order of groups of the same size */
+		g->group = i;
+		g_ptr_array_add(group->guests, g);
+		if (census->lowest_level == 0 || g->isa_level < census->lowest_level)
+			census->lowest_level = g->isa_level;
+		if (require != NULL)
+			cli_census_require(g, require);
+		if (g->require != NULL)
+			census->n_require_failed++;
+		for (guint t = 0; by_tag && g->tags[t] != NULL; t++) {
+			GPtrArray *members = g_hash_table_lookup(tags, g->tags[t]);
+
+			if (members == NULL) {
+				members = g_ptr_array_new();
+				g_hash_table_insert(tags, g->tags[t], members);
+				g_ptr_array_add(tag_order, g->tags[t]);
+			}
+			g_ptr_array_add(members, g);
+		}
+	}
+	census->n_counted = counted->len;
+	g_ptr_array_sort(census->groups, cli_census_group_cmp);
+	{
+		/* over the groups, each counted as many times as it has guests */
+		guint n = census->groups->len;
+		g_autofree char ***sets = g_new(char **, MAX(n, 1));
+		g_autofree guint *weights = g_new(guint, MAX(n, 1));
+
+		for (guint i = 0; i < n; i++) {
+			CliCensusGroup *group = g_ptr_array_index(census->groups, i);
+
+			sets[i] = group->flags;
+			weights[i] = group->guests->len;
+		}
+		census->all_flags = cli_census_flags_at_least(sets, weights, n, 1);
+		census->baseline =
+		    cli_census_flags_at_least(sets, weights, n, MAX(counted->len, 1));
+	}
+	for (guint i = 0; i < census->groups->len; i++) {
+		CliCensusGroup *group = g_ptr_array_index(census->groups, i);
+		g_autoptr(GPtrArray) lacks = g_ptr_array_new();
+
+		for (guint j = 0; census->all_flags[j] != NULL; j++) {
+			if (!g_strv_contains((const char *const *)group->flags,
+			                     census->all_flags[j]))
+				g_ptr_array_add(lacks, census->all_flags[j]);
+		}
+		g_ptr_array_add(lacks, NULL);
+		group->lacks = g_strdupv((char **)lacks->pdata);
+		for (guint j = 0; j < group->guests->len; j++)
+			((CliCensusGuest *)g_ptr_array_index(group->guests, j))->group = i;
+	}
+	for (guint i = 0; i < counted->len; i++) {
+		CliCensusGuest *g = g_ptr_array_index(counted, i);
+
+		if (g->isa_level == census->lowest_level)
+			g_ptr_array_add(census->lowest, g);
+	}
+
+	fleet_ref = cli_census_scope(census, NULL, counted, census->baseline);
+	for (guint t = 0; t < tag_order->len; t++) {
+		const char *tag = g_ptr_array_index(tag_order, t);
+		GPtrArray *members = g_hash_table_lookup(tags, tag);
+		const CliCensusGuest *ref = cli_census_scope(census, tag, members, NULL);
+		g_autofree char *scope = g_strdup_printf("tag %s", tag);
+
+		for (guint i = 0; i < members->len; i++)
+			cli_census_judge(g_ptr_array_index(members, i), ref, scope);
+	}
+	for (guint i = 0; i < counted->len; i++) {
+		CliCensusGuest *g = g_ptr_array_index(counted, i);
+
+		/* a tagged guest is judged within its tags only */
+		if (!by_tag || g->tags[0] == NULL)
+			cli_census_judge(g, fleet_ref, "the fleet");
+		if (g->outlier != NULL)
+			census->n_outliers++;
+	}
+}

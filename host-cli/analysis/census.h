@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+#include "analysis/audit.h"
+
+G_BEGIN_DECLS
+
+/*
+ * The fleet's CPU models (guestbench census): guests grouped by (model name,
+ * ISA level, hypervisor, flag set), the baseline (flags every guest has, over
+ * the fleet and per tag), what each group lacks against the union, the
+ * outliers of each tag group (or of the fleet) and the lowest ISA level.
+ * Pure: the facts come in as gb-get-facts objects, nothing is read or shown.
+ */
+
+typedef struct {
+	char *name;
+	char *source;  /* the target or the saved document it came from */
+	char **tags;   /* never NULL */
+	char *problem; /* why the guest is not counted ("cpu.isa_level absent"); NULL when it is */
+	char *model;   /* cpu.model_name */
+	guint isa_level;  /* 1..4 */
+	char *hypervisor; /* cpu.hypervisor.vendor, "none" on bare metal */
+	char **flags;     /* sorted, no repeats */
+	guint group;      /* index in CliCensus.groups */
+	char *outlier;    /* why it is an outlier of its tag group or fleet; NULL when not */
+	char *require;    /* what --require-level/--require-flags found lacking; NULL when none */
+} CliCensusGuest;
+
+typedef struct {
+	char *model;
+	guint isa_level;
+	char *hypervisor;
+	char **flags;      /* sorted */
+	GPtrArray *guests; /* CliCensusGuest, borrowed */
+	char **lacks;      /* flags of the union this group does not have, sorted */
+} CliCensusGroup;
+
+typedef struct {
+	char *tag; /* NULL: the whole fleet */
+	guint n_guests;
+	char **baseline;  /* flags every guest of the tag has, sorted */
+	char *majority;   /* "MODEL" of the most common (model, flags), NULL when none */
+	guint n_majority; /* how many guests share it */
+} CliCensusScope;
+
+typedef struct {
+	GPtrArray *guests;  /* CliCensusGuest, in the order added */
+	GPtrArray *groups;  /* CliCensusGroup, largest first, then first seen */
+	GPtrArray *scopes;  /* CliCensusScope: the fleet, then each tag (when by_tag) */
+	char **baseline;    /* flags every counted guest has */
+	char **all_flags;   /* the union */
+	guint lowest_level; /* 0 when no guest is counted */
+	GPtrArray *lowest;  /* CliCensusGuest at lowest_level, borrowed */
+	guint n_counted;
+	guint n_problems;
+	guint n_outliers;
+	guint n_require_failed;
+} CliCensus;
+
+CliCensus *cli_census_new(void);
+void cli_census_free(CliCensus *census);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliCensus, cli_census_free)
+
+/*
+ * Adds one guest; facts may be NULL or hold anything: a guest whose
+ * cpu.model_name, cpu.isa_level or cpu.flags cannot be read gets a problem
+ * naming each, and is left out of the groups. tags may be NULL.
+ */
+void cli_census_add(CliCensus *census, const char *name, const char *source,
+                    const char *const *tags, JsonObject *facts);
+/* Adds a guest that has no facts at all (unreachable, a failed run): problem is why. */
+void cli_census_add_problem(CliCensus *census, const char *name, const char *source,
+                            const char *problem);
+/*
+ * Groups, baselines, outliers and the lowest level. by_tag: outliers are
+ * judged within each tag group (guests without tags: within the fleet) and a
+ * scope is made per tag; require may be NULL.
+ */
+void cli_census_finish(CliCensus *census, gboolean by_tag, const CliAuditRequire *require);
+
+G_END_DECLS

@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The census command: the fleet's CPU models, from live guests (gb-get-facts,
+ * as facts asks it) and from saved facts and bench documents, grouped and
+ * judged by analysis/census.c.
+ */
+#include "config.h"
+
+#include "guestbench-protocol.h"
+
+#include "analysis/census.h"
+#include "analysis/runs.h"
+#include "commands/cmd-facts.h"
+#include "commands/commands.h"
+#include "fleet/resolve.h"
+#include "fleet/runner.h"
+#include "fleet/target.h"
+#include "render/csv.h"
+#include "render/escape.h"
+#include "render/output.h"
+#include "render/prom.h"
+#include "render/table.h"
+
+#define CLI_CENSUS_DESCRIPTION                                                         \
+	"Groups the guests by CPU model name, ISA level, hypervisor and flag set,\n"   \
+	"with counts and names; gives the baseline (the flags every guest has, over\n" \
+	"the fleet and, with --by tag, per inventory tag), what each group lacks\n"    \
+	"against the union of all flags, the outliers (a guest whose model or flags\n" \
+	"differ from the majority of its tag group, or of the fleet) and the lowest\n" \
+	"ISA level with the guests that hold the fleet there.\n"                       \
+	"An operand ending in .json is a saved document (facts --format json, or a\n"  \
+	"bench run, which carries each guest's facts); any other operand is a live\n"  \
+	"target. Saved guests come first, then the live ones.\n"                       \
+	"A guest whose cpu members cannot be read is listed with what was missing\n"   \
+	"and left out of the census. Exit status 1 when a guest fails\n"               \
+	"--require-level or --require-flags, 3 when a guest could not be counted.\n"   \
+	"Not done yet: naming the QEMU CPU model that covers the baseline (--qmp,\n"   \
+	"query-cpu-model-baseline)."
+
+static char *cli_census_opt_by = NULL;
+static char *cli_census_opt_require_level = NULL;
+static char *cli_census_opt_require_flags = NULL;
+static gboolean cli_census_by_tag = FALSE;
+static CliAuditRequire cli_census_require = { 0 };
+/* the saved documents' guests, read by prepare; the live ones join in run */
+static CliCensus *cli_census = NULL;
+
+/* Adds each guest of one saved document; fails when it is not a facts or bench document. */
+static gboolean cli_census_add_document(CliCensus *census, const char *path, GError **error)
+{
+	g_autofree char *data = NULL;
+	gsize len = 0;
+	g_autoptr(JsonNode) root = NULL;
+	JsonObject *doc = NULL;
+	JsonArray *guests = NULL;
+	const char *version = NULL;
+	const char *command = NULL;
+	gboolean bench;
+
+	if (!g_file_get_contents(path, &data, &len, error))
+		return FALSE;
+	root = gb_json_parse(data, len, error);
+	if (root == NULL || !cli_document_open(root, &doc, &version, error) ||
+	    !gb_json_get_string(doc, "command", GB_JSON_REQUIRED, &command, error) ||
+	    !gb_json_get_array(doc, "guests", GB_JSON_REQUIRED, &guests, error)) {
+		g_prefix_error(error, "%s: ", path);
+		return FALSE;
+	}
+	bench = g_strcmp0(command, "bench") == 0;
+	if (!bench && g_strcmp0(command, "facts") != 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "%s: a '%s' document; census reads facts and bench documents", path,
+		            command);
+		return FALSE;
+	}
+	for (guint i = 0; i < json_array_get_length(guests); i++) {
+		g_autoptr(GError) local_error = NULL;
+		g_autofree char *fallback = g_strdup_printf("guests[%u]", i);
+		JsonObject *guest = NULL;
+		JsonObject *result = NULL;
+		JsonObject *facts = NULL;
+		const char *name = NULL;
+		const char *status = NULL;
+
+		if (!gb_json_node_get_object(json_array_get_element(guests, i), fallback, &guest,
+		                             &local_error) ||
+		    !gb_json_get_string(guest, "name", GB_JSON_REQUIRED, &name, &local_error) ||
+		    !gb_json_get_string(guest, "status", GB_JSON_REQUIRED, &status, &local_error)) {
+			cli_census_add_problem(census, name != NULL ? name : fallback, path,
+			                       local_error->message);
+			continue;
+		}
+		if (g_strcmp0(status, "ok") != 0) {
+			g_autofree char *why = g_strdup_printf("status %s in the document", status);
+
+			cli_census_add_problem(census, name, path, why);
+			continue;
+		}
+		if (!gb_json_get_object(guest, "result", GB_JSON_REQUIRED, &result, &local_error) ||
+		    (bench && !gb_json_get_object(result, "facts", GB_JSON_REQUIRED, &facts,
+		                                  &local_error))) {
+			g_prefix_error(&local_error, bench ? "result: " : "");
+			cli_census_add_problem(census, name, path, local_error->message);
+			continue;
+		}
+		cli_census_add(census, name, path, NULL, bench ? facts : result);
+	}
+	return TRUE;
+}
+
+static gboolean cli_census_prepare(CliApp *app, GPtrArray *args, GError **error)
+{
+	g_clear_pointer(&cli_census, cli_census_free);
+	cli_census_by_tag = FALSE;
+	cli_census_require.isa_level = 0;
+	g_clear_pointer(&cli_census_require.flags, g_strfreev);
+	if (cli_census_opt_by != NULL) {
+		if (g_strcmp0(cli_census_opt_by, "tag") != 0 &&
+		    g_strcmp0(cli_census_opt_by, "fleet") != 0) {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "--by '%s': expected tag or fleet", cli_census_opt_by);
+			return FALSE;
+		}
+		cli_census_by_tag = g_strcmp0(cli_census_opt_by, "tag") == 0;
+	}
+	if (cli_census_opt_require_level != NULL &&
+	    !cli_isa_level_parse(cli_census_opt_require_level, &cli_census_require.isa_level,
+	                         error)) {
+		g_prefix_error(error, "--require-level: ");
+		return FALSE;
+	}
+	if (cli_census_opt_require_flags != NULL) {
+		cli_census_require.flags = cli_cpu_flags_parse(cli_census_opt_require_flags, error);
+		if (cli_census_require.flags == NULL) {
+			g_prefix_error(error, "--require-flags: ");
+			return FALSE;
+		}
+	}
+	if (app->opts.failed_only) {
+		g_set_error_literal(
+		    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		    "--failed-only does not apply to census: it counts every guest");
+		return FALSE;
+	}
+	if (args->len == 0 && app->opts.inventories == NULL && app->opts.connect == NULL) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "no targets or saved documents given for 'census' (name them, "
+		                    "give FILE.json, --inventory FILE or --connect URI)");
+		return FALSE;
+	}
+	cli_census = cli_census_new();
+	/* the documents leave args: what remains are live targets */
+	for (guint i = 0; i < args->len;) {
+		const char *arg = g_ptr_array_index(args, i);
+
+		if (!g_str_has_suffix(arg, ".json")) {
+			i++;
+			continue;
+		}
+		if (!cli_census_add_document(cli_census, arg, error))
+			return FALSE;
+		g_ptr_array_remove_index(args, i);
+	}
+	return TRUE;
+}
+
+/* Runs gb-get-facts on the live targets (if any) and adds what they answered. */
+static gboolean cli_census_collect(CliApp *app, CliCensus *census, GError **error)
+{
+	CliTargetOptions topts = {
+		.connect = (const char *const *)app->opts.connect,
+		.libvirt_dir = app->opts.libvirt_dir,
+		.inventories = (const char *const *)app->opts.inventories,
+		.tags = (const char *const *)app->opts.tags,
+		.names = (const char *const *)app->opts.names,
+	};
+
+	if (app->args->len == 0 && app->opts.inventories == NULL && app->opts.connect != NULL) {
+		/* every running guest of each hypervisor, as for the other commands */
+		app->targets =
+		    cli_targets_from_libvirt((const char *const *)app->opts.connect, error);
+	} else if (app->args->len == 0 && app->opts.inventories == NULL) {
+		return TRUE;
+	} else {
+		g_ptr_array_add(app->args, NULL);
+		app->targets =
+		    cli_targets_resolve((const char *const *)app->args->pdata, &topts, error);
+		g_ptr_array_remove_index(app->args, app->args->len - 1);
+	}
+	if (app->targets == NULL ||
+	    !cli_targets_apply_qga_agent(app->targets, app->opts.qga_agent, error))
+		return FALSE;
+	cli_app_add_guests(app);
+	cli_runner_run(app);
+	for (guint i = 0; i < app->guests->len; i++) {
+		const CliGuest *guest = g_ptr_array_index(app->guests, i);
+		JsonObject *facts = NULL;
+
+		if (guest->status == CLI_GUEST_OK &&
+		    gb_json_node_get_object(guest->result, "facts", &facts, NULL)) {
+			cli_census_add(census, guest->target->name, guest->target->text,
+			               (const char *const *)guest->target->tags, facts);
+		} else {
+			g_autofree char *why =
+			    g_strdup_printf("%s: %s", cli_guest_status_to_string(guest->status),
+			                    guest->error != NULL ? guest->error : "no facts");
+
+			cli_census_add_problem(census, guest->target->name, guest->target->text,
+			                       why);
+		}
+	}
+	return TRUE;
+}
+
+/* ---- rendering -------------------------------------------------------------------------- */
+
+static char *cli_census_level(guint level)
+{
+	return g_strdup_printf("x86-64-v%u", level);
+}
+
+/* "a, b, c, ... (N more)": names of guests, at most max of them (0: all). */
+static char *cli_census_names(GPtrArray *guests, guint max)
+{
+	GString *out = g_string_new(NULL);
+
+	for (guint i = 0; i < guests->len && (max == 0 || i < max); i++) {
+		const CliCensusGuest *g = g_ptr_array_index(guests, i);
+
+		g_string_append_printf(out, "%s%s", i > 0 ? ", " : "", g->name);
+	}
+	if (max != 0 && guests->len > max)
+		g_string_append_printf(out, ", ... (%u more)", guests->len - max);
+	return g_string_free(out, FALSE);
+}
+
+static char *cli_census_flag_list(char **flags)
+{
+	return flags[0] != NULL ? g_strjoinv(" ", flags) : g_strdup("(none)");
+}
+
+static GString *cli_census_render_table(const CliCensus *c, gboolean color)
+{
+	GString *out = g_string_new(NULL);
+	g_autoptr(CliTable) table = cli_table_new("GROUP", "GUESTS", "MODEL", "ISA", "HYPERVISOR",
+	                                          "FLAGS", "LACKS", "NAMES", NULL);
+
+	cli_table_set_column_kind(table, 1, CLI_COLUMN_NUMBER);
+	cli_table_set_column_kind(table, 5, CLI_COLUMN_NUMBER);
+	for (guint i = 0; i < c->groups->len; i++) {
+		const CliCensusGroup *g = g_ptr_array_index(c->groups, i);
+		g_autofree char *id = g_strdup_printf("%u", i + 1);
+		g_autofree char *n = g_strdup_printf("%u", g->guests->len);
+		g_autofree char *level = cli_census_level(g->isa_level);
+		g_autofree char *n_flags = g_strdup_printf("%u", g_strv_length(g->flags));
+		g_autofree char *lacks = cli_census_flag_list(g->lacks);
+		g_autofree char *names = cli_census_names(g->guests, 5);
+
+		cli_table_add_row(table, id, n, g->model, level, g->hypervisor, n_flags, lacks,
+		                  names, NULL);
+	}
+	if (c->groups->len > 0)
+		cli_table_render(table, color, out);
+	g_string_append_printf(out, "\n%u guest(s) counted, %u group(s), %u not counted\n",
+	                       c->n_counted, c->groups->len, c->n_problems);
+	for (guint i = 0; i < c->scopes->len; i++) {
+		const CliCensusScope *s = g_ptr_array_index(c->scopes, i);
+		g_autofree char *flags = cli_census_flag_list(s->baseline);
+
+		if (s->n_guests == 0)
+			continue;
+		g_string_append(out, "baseline of ");
+		if (s->tag != NULL) {
+			g_string_append(out, "tag ");
+			cli_escape_append(out, s->tag);
+		} else {
+			g_string_append(out, "the fleet");
+		}
+		g_string_append_printf(out, " (%u guests, %u flags): ", s->n_guests,
+		                       g_strv_length(s->baseline));
+		cli_escape_append(out, flags);
+		g_string_append_c(out, '\n');
+	}
+	if (c->lowest_level != 0) {
+		g_autofree char *names = cli_census_names(c->lowest, 20);
+
+		g_string_append_printf(out, "lowest ISA level: x86-64-v%u, held by %u guest(s): ",
+		                       c->lowest_level, c->lowest->len);
+		cli_escape_append(out, names);
+		g_string_append_c(out, '\n');
+	}
+	for (guint pass = 0; pass < 3; pass++) {
+		static const char *const titles[] = { "outliers", "required and lacking",
+			                              "not counted" };
+		gboolean first = TRUE;
+
+		for (guint i = 0; i < c->guests->len; i++) {
+			const CliCensusGuest *g = g_ptr_array_index(c->guests, i);
+			const char *what = pass == 0   ? g->outlier
+			                   : pass == 1 ? g->require
+			                               : g->problem;
+
+			if (what == NULL)
+				continue;
+			if (first)
+				g_string_append_printf(out, "%s:\n", titles[pass]);
+			first = FALSE;
+			g_string_append(out, "  ");
+			cli_escape_append(out, g->name);
+			if (pass == 2) {
+				g_string_append(out, " (");
+				cli_escape_append(out, g->source);
+				g_string_append(out, ")");
+			}
+			g_string_append(out, ": ");
+			cli_escape_append(out, what);
+			g_string_append_c(out, '\n');
+		}
+	}
+	return out;
+}
+
+static void cli_census_json_strv(JsonBuilder *b, const char *member, char **strv)
+{
+	json_builder_set_member_name(b, member);
+	json_builder_begin_array(b);
+	for (guint i = 0; strv != NULL && strv[i] != NULL; i++)
+		json_builder_add_string_value(b, strv[i]);
+	json_builder_end_array(b);
+}
+
+static void cli_census_json_names(JsonBuilder *b, const char *member, GPtrArray *guests)
+{
+	json_builder_set_member_name(b, member);
+	json_builder_begin_array(b);
+	for (guint i = 0; i < guests->len; i++)
+		json_builder_add_string_value(
+		    b, ((CliCensusGuest *)g_ptr_array_index(guests, i))->name);
+	json_builder_end_array(b);
+}
+
+static void cli_census_json_member(JsonBuilder *b, const char *member, const char *value)
+{
+	json_builder_set_member_name(b, member);
+	if (value != NULL)
+		json_builder_add_string_value(b, value);
+	else
+		json_builder_add_null_value(b);
+}
+
+static GString *cli_census_render_json(const CliCensus *c)
+{
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	g_autoptr(JsonNode) root = NULL;
+
+	json_builder_begin_object(b);
+	cli_census_json_member(b, "guestbench", GB_VERSION);
+	cli_census_json_member(b, "command", "census");
+	json_builder_set_member_name(b, "guests");
+	json_builder_begin_array(b);
+	for (guint i = 0; i < c->guests->len; i++) {
+		const CliCensusGuest *g = g_ptr_array_index(c->guests, i);
+		g_autofree char *level = g->problem == NULL ? cli_census_level(g->isa_level) : NULL;
+
+		json_builder_begin_object(b);
+		cli_census_json_member(b, "name", g->name);
+		cli_census_json_member(b, "source", g->source);
+		cli_census_json_strv(b, "tags", g->tags);
+		cli_census_json_member(b, "problem", g->problem);
+		cli_census_json_member(b, "model", g->model);
+		cli_census_json_member(b, "isa_level", level);
+		cli_census_json_member(b, "hypervisor", g->hypervisor);
+		json_builder_set_member_name(b, "group");
+		if (g->problem == NULL)
+			json_builder_add_int_value(b, g->group + 1);
+		else
+			json_builder_add_null_value(b);
+		cli_census_json_member(b, "outlier", g->outlier);
+		cli_census_json_member(b, "require", g->require);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	json_builder_set_member_name(b, "groups");
+	json_builder_begin_array(b);
+	for (guint i = 0; i < c->groups->len; i++) {
+		const CliCensusGroup *g = g_ptr_array_index(c->groups, i);
+		g_autofree char *level = cli_census_level(g->isa_level);
+
+		json_builder_begin_object(b);
+		json_builder_set_member_name(b, "group");
+		json_builder_add_int_value(b, i + 1);
+		json_builder_set_member_name(b, "count");
+		json_builder_add_int_value(b, g->guests->len);
+		cli_census_json_member(b, "model", g->model);
+		cli_census_json_member(b, "isa_level", level);
+		cli_census_json_member(b, "hypervisor", g->hypervisor);
+		cli_census_json_strv(b, "flags", g->flags);
+		cli_census_json_strv(b, "lacks", g->lacks);
+		cli_census_json_names(b, "guests", g->guests);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	json_builder_set_member_name(b, "baselines");
+	json_builder_begin_array(b);
+	for (guint i = 0; i < c->scopes->len; i++) {
+		const CliCensusScope *s = g_ptr_array_index(c->scopes, i);
+
+		json_builder_begin_object(b);
+		cli_census_json_member(b, "tag", s->tag);
+		json_builder_set_member_name(b, "count");
+		json_builder_add_int_value(b, s->n_guests);
+		cli_census_json_strv(b, "flags", s->baseline);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	cli_census_json_strv(b, "union", c->all_flags);
+	json_builder_set_member_name(b, "lowest");
+	if (c->lowest_level != 0) {
+		g_autofree char *level = cli_census_level(c->lowest_level);
+
+		json_builder_begin_object(b);
+		cli_census_json_member(b, "isa_level", level);
+		cli_census_json_names(b, "guests", c->lowest);
+		json_builder_end_object(b);
+	} else {
+		json_builder_add_null_value(b);
+	}
+	json_builder_end_object(b);
+	root = json_builder_get_root(b);
+	return cli_output_json_document(root);
+}
+
+static GString *cli_census_render_csv(const CliCensus *c)
+{
+	GString *out = g_string_new("guest,source,group,model,isa_level,hypervisor,outlier,"
+	                            "require,problem\n");
+
+	for (guint i = 0; i < c->guests->len; i++) {
+		const CliCensusGuest *g = g_ptr_array_index(c->guests, i);
+		g_autofree char *level = g->problem == NULL ? cli_census_level(g->isa_level) : NULL;
+		g_autofree char *group =
+		    g->problem == NULL ? g_strdup_printf("%u", g->group + 1) : NULL;
+		const char *fields[] = { g->name,       g->source,  group,      g->model,  level,
+			                 g->hypervisor, g->outlier, g->require, g->problem };
+
+		for (guint f = 0; f < G_N_ELEMENTS(fields); f++) {
+			if (f > 0)
+				g_string_append_c(out, ',');
+			cli_csv_append_text(out, fields[f]);
+		}
+		g_string_append_c(out, '\n');
+	}
+	return out;
+}
+
+static GString *cli_census_render_prom(const CliCensus *c)
+{
+	GString *out = g_string_new(NULL);
+	g_autoptr(GHashTable) models = g_hash_table_new(g_str_hash, g_str_equal);
+	g_autoptr(GPtrArray) order = g_ptr_array_new();
+
+	cli_prom_family(out, "guestbench_cpu_isa_level", "gauge",
+	                "A guest's x86-64 ISA level (1..4)");
+	for (guint i = 0; i < c->guests->len; i++) {
+		const CliCensusGuest *g = g_ptr_array_index(c->guests, i);
+		guint n;
+
+		if (g->problem != NULL)
+			continue;
+		cli_prom_sample(out, "guestbench_cpu_isa_level", g->isa_level, "guest", g->name,
+		                "model", g->model, NULL);
+		n = GPOINTER_TO_UINT(g_hash_table_lookup(models, g->model));
+		if (n == 0)
+			g_ptr_array_add(order, g->model);
+		g_hash_table_insert(models, g->model, GUINT_TO_POINTER(n + 1));
+	}
+	cli_prom_family(out, "guestbench_cpu_model_guests", "gauge",
+	                "How many guests run each CPU model");
+	for (guint i = 0; i < order->len; i++) {
+		const char *model = g_ptr_array_index(order, i);
+
+		cli_prom_sample(out, "guestbench_cpu_model_guests",
+		                GPOINTER_TO_UINT(g_hash_table_lookup(models, model)), "model",
+		                model, NULL);
+	}
+	cli_prom_family(out, "guestbench_cpu_outlier", "gauge",
+	                "1 for a guest whose model or flags differ from its group's majority");
+	for (guint i = 0; i < c->guests->len; i++) {
+		const CliCensusGuest *g = g_ptr_array_index(c->guests, i);
+
+		if (g->problem == NULL)
+			cli_prom_sample(out, "guestbench_cpu_outlier", g->outlier != NULL, "guest",
+			                g->name, NULL);
+	}
+	return out;
+}
+
+static int cli_census_run(CliApp *app, GError **error)
+{
+	g_autoptr(CliCensus) census = g_steal_pointer(&cli_census);
+	g_autoptr(GString) doc = NULL;
+
+	if (!cli_census_collect(app, census, error))
+		return CLI_EXIT_USAGE;
+	cli_census_finish(census, cli_census_by_tag, &cli_census_require);
+	switch (app->opts.format) {
+	case CLI_FORMAT_JSON:
+		doc = cli_census_render_json(census);
+		break;
+	case CLI_FORMAT_CSV:
+		doc = cli_census_render_csv(census);
+		break;
+	case CLI_FORMAT_PROM:
+		doc = cli_census_render_prom(census);
+		cli_prom_drop_duplicates(doc);
+		break;
+	default:
+		doc = cli_census_render_table(census, cli_app_use_color(app));
+		break;
+	}
+	if (!cli_app_write_doc(app, doc, error))
+		return CLI_EXIT_USAGE;
+	if (app->signal_received != 0)
+		return 128 + app->signal_received;
+	if (census->n_problems > 0)
+		return CLI_EXIT_GUEST;
+	return census->n_require_failed > 0 ? CLI_EXIT_FINDING : CLI_EXIT_OK;
+}
+
+static const char *const cli_census_by_words[] = { "tag", "fleet", NULL };
+static const char *const cli_census_isa_levels[] = { "x86-64-v1", "x86-64-v2", "x86-64-v3",
+	                                             "x86-64-v4", NULL };
+
+static const CliCompletion cli_census_completions[] = {
+	{ "by", CLI_COMPLETE_WORD, cli_census_by_words },
+	{ "require-level", CLI_COMPLETE_WORD, cli_census_isa_levels },
+	{ NULL, CLI_COMPLETE_TARGET, NULL },
+	{ NULL },
+};
+
+static const GOptionEntry cli_census_entries[] = {
+	{ "by", 0, 0, G_OPTION_ARG_STRING, &cli_census_opt_by,
+	  "Outliers and baselines per inventory tag (tag) or over the whole fleet (fleet, the "
+	  "default)",
+	  "tag|fleet" },
+	{ "require-level", 0, 0, G_OPTION_ARG_STRING, &cli_census_opt_require_level,
+	  "Exit 1 when a guest is below this ISA level (x86-64-v1..x86-64-v4)", "LEVEL" },
+	{ "require-flags", 0, 0, G_OPTION_ARG_STRING, &cli_census_opt_require_flags,
+	  "Exit 1 when a guest lacks one of these /proc/cpuinfo flags (comma list)", "LIST" },
+	{ NULL }
+};
+
+const CliCommand cli_cmd_census = {
+	.name = "census",
+	.parameter_string = "census TARGET|FILE.json...",
+	.summary = "The fleet's CPU models: groups, baseline, outliers, lowest ISA level",
+	.description = CLI_CENSUS_DESCRIPTION,
+	.entries = cli_census_entries,
+	.completions = cli_census_completions,
+	.common_options = CLI_OPTIONS_TARGETS,
+	.prepare = cli_census_prepare,
+	.start = cli_facts_start,
+	.formats = CLI_FORMAT_BIT(CLI_FORMAT_TABLE) | CLI_FORMAT_BIT(CLI_FORMAT_JSON) |
+	           CLI_FORMAT_BIT(CLI_FORMAT_CSV) | CLI_FORMAT_BIT(CLI_FORMAT_PROM),
+	.run = cli_census_run,
+};

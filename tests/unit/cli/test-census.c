@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The census (analysis/census.c) on fixture fleets: groups, baselines, outliers, problems. */
+#include <string.h>
+
+#include "analysis/census.h"
+#include "gb-error.h"
+#include "gb-json.h"
+
+static JsonNode *load_fixture(const char *name)
+{
+	const char *dir = g_getenv("GB_TEST_DATA");
+	g_autofree char *path = NULL;
+	g_autofree char *data = NULL;
+	g_autoptr(GError) error = NULL;
+	gsize len = 0;
+	JsonNode *node;
+
+	g_assert_nonnull(dir);
+	path = g_build_filename(dir, "census", name, NULL);
+	g_assert_true(g_file_get_contents(path, &data, &len, &error));
+	node = gb_json_parse(data, len, &error);
+	g_assert_no_error(error);
+	return node;
+}
+
+/* Every guest of a saved facts document; the tag is the name's part before '-'. */
+static CliCensus *census_of(const char *fixture, gboolean tags)
+{
+	g_autoptr(JsonNode) root = load_fixture(fixture);
+	JsonArray *guests = NULL;
+	CliCensus *census = cli_census_new();
+
+	g_assert_true(gb_json_get_array(json_node_get_object(root), "guests", GB_JSON_REQUIRED,
+	                                &guests, NULL));
+	for (guint i = 0; i < json_array_get_length(guests); i++) {
+		JsonObject *g = json_array_get_object_element(guests, i);
+		const char *name = json_object_get_string_member(g, "name");
+		JsonNode *result = json_object_get_member(g, "result");
+		g_autofree char *tag = g_strndup(name, strcspn(name, "-"));
+		const char *tag_list[] = { tag, NULL };
+
+		if (!JSON_NODE_HOLDS_OBJECT(result)) {
+			cli_census_add_problem(census, name, fixture, "down");
+			continue;
+		}
+		cli_census_add(census, name, fixture, tags ? tag_list : NULL,
+		               json_node_get_object(result));
+	}
+	return census;
+}
+
+static CliCensusGuest *find_guest(CliCensus *c, const char *name)
+{
+	for (guint i = 0; i < c->guests->len; i++) {
+		CliCensusGuest *g = g_ptr_array_index(c->guests, i);
+
+		if (strcmp(g->name, name) == 0)
+			return g;
+	}
+	g_assert_not_reached();
+	return NULL;
+}
+
+static gboolean has(char **strv, const char *s)
+{
+	return g_strv_contains((const char *const *)strv, s);
+}
+
+static void test_census_groups(void)
+{
+	g_autoptr(CliCensus) c = census_of("fleet12.json", FALSE);
+	const CliCensusGroup *g;
+
+	cli_census_finish(c, FALSE, NULL);
+	g_assert_cmpuint(c->n_counted, ==, 12);
+	g_assert_cmpuint(c->n_problems, ==, 0);
+	/* three models; web-6 lacks ssbd and is a group of its own */
+	g_assert_cmpuint(c->groups->len, ==, 4);
+	g = g_ptr_array_index(c->groups, 0);
+	g_assert_cmpstr(g->model, ==, "Intel Xeon Processor (Icelake)");
+	g_assert_cmpuint(g->guests->len, ==, 5);
+	g_assert_cmpuint(g->isa_level, ==, 4);
+	g_assert_cmpstr(g->hypervisor, ==, "KVM");
+	g_assert_cmpuint(g_strv_length(g->lacks), ==, 2); /* virt_ssbd ibpb of the EPYCs */
+	g = g_ptr_array_index(c->groups, 1);
+	g_assert_cmpstr(g->model, ==, "AMD EPYC-Rome Processor");
+	g_assert_cmpuint(g->guests->len, ==, 4);
+	g_assert_true(has(g->lacks, "avx512f") && !has(g->lacks, "avx2"));
+	g = g_ptr_array_index(c->groups, 2);
+	g_assert_cmpstr(g->model, ==, "QEMU Virtual CPU version 2.5+");
+	g_assert_cmpuint(g->guests->len, ==, 2);
+	g_assert_true(has(g->lacks, "sse4_2") && has(g->lacks, "avx2") && has(g->lacks, "ssbd"));
+	g = g_ptr_array_index(c->groups, 3);
+	g_assert_cmpuint(g->guests->len, ==, 1);
+	g_assert_cmpstr(((CliCensusGuest *)g_ptr_array_index(g->guests, 0))->name, ==, "web-6");
+	g_assert_true(has(g->lacks, "ssbd"));
+	/* the baseline is what the qemu64 guests have: everything else is missing somewhere */
+	g_assert_cmpuint(g_strv_length(c->baseline), ==, 30);
+	g_assert_true(has(c->baseline, "sse2") && !has(c->baseline, "cx16"));
+	g_assert_true(has(c->all_flags, "avx512f") && has(c->all_flags, "virt_ssbd"));
+	/* lowest level and who holds the fleet there */
+	g_assert_cmpuint(c->lowest_level, ==, 1);
+	g_assert_cmpuint(c->lowest->len, ==, 2);
+	g_assert_cmpstr(((CliCensusGuest *)g_ptr_array_index(c->lowest, 0))->name, ==, "legacy-1");
+	/* no model holds a majority of the fleet: no outlier without tags */
+	g_assert_cmpuint(c->n_outliers, ==, 0);
+	g_assert_cmpuint(c->scopes->len, ==, 1);
+}
+
+static void test_census_outlier_by_tag(void)
+{
+	g_autoptr(CliCensus) c = census_of("fleet12.json", TRUE);
+	CliCensusGuest *web6;
+
+	cli_census_finish(c, TRUE, NULL);
+	g_assert_cmpuint(c->n_outliers, ==, 1);
+	web6 = find_guest(c, "web-6");
+	g_assert_nonnull(web6->outlier);
+	g_assert_nonnull(strstr(web6->outlier, "tag web"));
+	g_assert_nonnull(strstr(web6->outlier, "-ssbd"));
+	g_assert_null(find_guest(c, "web-1")->outlier);
+	/* the fleet and one scope per tag, each with its own baseline */
+	g_assert_cmpuint(c->scopes->len, ==, 4);
+	for (guint i = 1; i < c->scopes->len; i++) {
+		const CliCensusScope *s = g_ptr_array_index(c->scopes, i);
+
+		if (g_strcmp0(s->tag, "web") == 0) {
+			g_assert_cmpuint(s->n_guests, ==, 6);
+			g_assert_true(has(s->baseline, "avx512f") && !has(s->baseline, "ssbd"));
+			g_assert_cmpuint(s->n_majority, ==, 5);
+		} else if (g_strcmp0(s->tag, "db") == 0) {
+			g_assert_cmpuint(s->n_guests, ==, 4);
+			g_assert_true(has(s->baseline, "virt_ssbd"));
+		} else {
+			g_assert_cmpstr(s->tag, ==, "legacy");
+			g_assert_cmpuint(s->n_guests, ==, 2);
+		}
+	}
+}
+
+/* A fleet without tags: one guest on another model among four alike. */
+static void test_census_outlier_fleet(void)
+{
+	g_autoptr(JsonNode) root = load_fixture("fleet12.json");
+	JsonArray *guests = json_object_get_array_member(json_node_get_object(root), "guests");
+	g_autoptr(CliCensus) c = cli_census_new();
+	CliCensusGuest *odd;
+
+	/* db-1..db-4 and legacy-1 */
+	for (guint i = 6; i < 11; i++) {
+		JsonObject *g = json_array_get_object_element(guests, i);
+
+		cli_census_add(c, json_object_get_string_member(g, "name"), "f", NULL,
+		               json_object_get_object_member(g, "result"));
+	}
+	cli_census_finish(c, FALSE, NULL);
+	g_assert_cmpuint(c->n_outliers, ==, 1);
+	odd = find_guest(c, "legacy-1");
+	g_assert_nonnull(strstr(odd->outlier, "model differs from the majority of the fleet"));
+	g_assert_nonnull(strstr(odd->outlier, "EPYC-Rome"));
+}
+
+static void test_census_require(void)
+{
+	g_autoptr(CliCensus) c = census_of("fleet12.json", FALSE);
+	g_auto(GStrv) flags = cli_cpu_flags_parse("ssbd,aes", NULL);
+	CliAuditRequire require = { .isa_level = 2, .flags = flags };
+
+	cli_census_finish(c, FALSE, &require);
+	/* legacy-1, legacy-2 (level, ssbd, aes) and web-6 (ssbd) */
+	g_assert_cmpuint(c->n_require_failed, ==, 3);
+	g_assert_nonnull(
+	    strstr(find_guest(c, "legacy-1")->require, "below the required x86-64-v2"));
+	g_assert_nonnull(strstr(find_guest(c, "legacy-1")->require, "lacks ssbd; lacks aes"));
+	g_assert_cmpstr(find_guest(c, "web-6")->require, ==, "lacks ssbd");
+	g_assert_null(find_guest(c, "db-1")->require);
+}
+
+static void test_census_problems(void)
+{
+	g_autoptr(CliCensus) c = census_of("fleet-broken.json", FALSE);
+
+	cli_census_finish(c, FALSE, NULL);
+	g_assert_cmpuint(c->n_counted, ==, 1);
+	g_assert_cmpuint(c->n_problems, ==, 6);
+	g_assert_null(find_guest(c, "fine")->problem);
+	g_assert_cmpstr(find_guest(c, "no-isa")->problem, ==, "cpu.isa_level absent");
+	g_assert_cmpstr(find_guest(c, "bad-flags")->problem, ==, "cpu.flags of the wrong type");
+	g_assert_cmpstr(find_guest(c, "no-cpu")->problem, ==, "cpu null");
+	g_assert_cmpstr(find_guest(c, "two-missing")->problem, ==,
+	                "cpu.model_name absent, cpu.flags null");
+	g_assert_cmpstr(find_guest(c, "bad-level")->problem, ==,
+	                "cpu.isa_level is not x86-64-v1..x86-64-v4");
+	g_assert_cmpstr(find_guest(c, "down")->problem, ==, "down");
+	/* the census still runs over the rest */
+	g_assert_cmpuint(c->groups->len, ==, 1);
+	g_assert_cmpuint(c->lowest_level, ==, 3);
+	g_assert_true(has(c->baseline, "virt_ssbd"));
+}
+
+static void test_census_empty(void)
+{
+	g_autoptr(CliCensus) c = cli_census_new();
+
+	cli_census_add(c, "nothing", "f", NULL, NULL);
+	cli_census_finish(c, TRUE, NULL);
+	g_assert_cmpuint(c->n_counted, ==, 0);
+	g_assert_cmpstr(find_guest(c, "nothing")->problem, ==, "cpu absent");
+	g_assert_cmpuint(c->lowest_level, ==, 0);
+	g_assert_cmpuint(g_strv_length(c->baseline), ==, 0);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/census/groups", test_census_groups);
+	g_test_add_func("/census/outlier-by-tag", test_census_outlier_by_tag);
+	g_test_add_func("/census/outlier-fleet", test_census_outlier_fleet);
+	g_test_add_func("/census/require", test_census_require);
+	g_test_add_func("/census/problems", test_census_problems);
+	g_test_add_func("/census/empty", test_census_empty);
+	return g_test_run();
+}
