@@ -762,7 +762,6 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 	g_autoptr(GOptionContext) ctx = NULL;
 	g_autoptr(GPtrArray) args = NULL;
 	g_autoptr(GPtrArray) parse_args = g_ptr_array_new();
-	g_auto(GStrv) targets = NULL;
 	g_autofree char **argv_copy = NULL;
 	char **argv_parse;
 	const CliCommand *command = NULL;
@@ -844,32 +843,36 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 	}
 	if (command->run != NULL || app->action != CLI_ACTION_RUN)
 		return TRUE;
-	cli_virt_set_timeout(app->opts.timeout);
-	if (app->args->len == 0 && app->opts.inventories == NULL && app->opts.connect != NULL) {
-		/* every running guest of each hypervisor */
-		app->targets =
-		    cli_targets_from_libvirt((const char *const *)app->opts.connect, error);
-		return app->targets != NULL && cli_hostview_check_options(app, error) &&
-		       cli_targets_apply_qga_agent(app->targets, app->opts.qga_agent, error);
-	}
-	if (app->args->len == 0 && app->opts.inventories == NULL) {
+	if (app->args->len == 0 && app->opts.inventories == NULL && app->opts.connect == NULL) {
 		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 		            "no targets given for '%s' (name them, or give --inventory FILE or "
 		            "--connect URI)",
 		            command->name);
 		return FALSE;
 	}
-	targets = g_new0(char *, app->args->len + 1);
-	for (guint i = 0; i < app->args->len; i++)
-		targets[i] = g_strdup(g_ptr_array_index(app->args, i));
-	{
-		CliTargetOptions topts = {
-			.connect = (const char *const *)app->opts.connect,
-			.libvirt_dir = app->opts.libvirt_dir,
-			.inventories = (const char *const *)app->opts.inventories,
-			.tags = (const char *const *)app->opts.tags,
-			.names = (const char *const *)app->opts.names,
-		};
+	return cli_app_resolve_targets(app, error);
+}
+
+gboolean cli_app_resolve_targets(CliApp *app, GError **error)
+{
+	g_auto(GStrv) targets = NULL;
+	CliTargetOptions topts = {
+		.connect = (const char *const *)app->opts.connect,
+		.libvirt_dir = app->opts.libvirt_dir,
+		.inventories = (const char *const *)app->opts.inventories,
+		.tags = (const char *const *)app->opts.tags,
+		.names = (const char *const *)app->opts.names,
+	};
+
+	cli_virt_set_timeout(app->opts.timeout);
+	if (app->args->len == 0 && app->opts.inventories == NULL && app->opts.connect != NULL) {
+		/* every running guest of each hypervisor */
+		app->targets =
+		    cli_targets_from_libvirt((const char *const *)app->opts.connect, error);
+	} else {
+		targets = g_new0(char *, app->args->len + 1);
+		for (guint i = 0; i < app->args->len; i++)
+			targets[i] = g_strdup(g_ptr_array_index(app->args, i));
 		app->targets = cli_targets_resolve((const char *const *)targets, &topts, error);
 	}
 	return app->targets != NULL && cli_hostview_check_options(app, error) &&

@@ -12,7 +12,6 @@
 #include "analysis/runs.h"
 #include "commands/cmd-facts.h"
 #include "commands/commands.h"
-#include "fleet/resolve.h"
 #include "fleet/runner.h"
 #include "fleet/target.h"
 #include "render/csv.h"
@@ -167,28 +166,10 @@ static gboolean cli_census_prepare(CliApp *app, GPtrArray *args, GError **error)
 /* Runs gb-get-facts on the live targets (if any) and adds what they answered. */
 static gboolean cli_census_collect(CliApp *app, CliCensus *census, GError **error)
 {
-	CliTargetOptions topts = {
-		.connect = (const char *const *)app->opts.connect,
-		.libvirt_dir = app->opts.libvirt_dir,
-		.inventories = (const char *const *)app->opts.inventories,
-		.tags = (const char *const *)app->opts.tags,
-		.names = (const char *const *)app->opts.names,
-	};
-
-	if (app->args->len == 0 && app->opts.inventories == NULL && app->opts.connect != NULL) {
-		/* every running guest of each hypervisor, as for the other commands */
-		app->targets =
-		    cli_targets_from_libvirt((const char *const *)app->opts.connect, error);
-	} else if (app->args->len == 0 && app->opts.inventories == NULL) {
+	/* saved documents alone need no live guest */
+	if (app->args->len == 0 && app->opts.inventories == NULL && app->opts.connect == NULL)
 		return TRUE;
-	} else {
-		g_ptr_array_add(app->args, NULL);
-		app->targets =
-		    cli_targets_resolve((const char *const *)app->args->pdata, &topts, error);
-		g_ptr_array_remove_index(app->args, app->args->len - 1);
-	}
-	if (app->targets == NULL ||
-	    !cli_targets_apply_qga_agent(app->targets, app->opts.qga_agent, error))
+	if (!cli_app_resolve_targets(app, error))
 		return FALSE;
 	cli_app_add_guests(app);
 	cli_runner_run(app);

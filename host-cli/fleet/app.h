@@ -308,6 +308,13 @@ void cli_app_free(CliApp *app);
  * usage error returns FALSE with the message; the caller exits CLI_EXIT_USAGE.
  */
 gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error);
+/*
+ * app->targets from the operands, --inventory and --connect (without
+ * operands and inventories: every running guest of each URI), checked
+ * against --qmp and --qga-agent; what cli_app_parse() does for commands run
+ * by the runner, for commands with a run() of their own.
+ */
+gboolean cli_app_resolve_targets(CliApp *app, GError **error);
 /* Runs the parsed command, writes the output document, returns the exit status. */
 int cli_app_run(CliApp *app);
 /* The exit status for the finished guests (0, 1, 3, or 128 + signal). */

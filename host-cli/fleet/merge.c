@@ -581,37 +581,21 @@ static const char *cli_merge_app_guest_host(const CliGuest *guest)
 /*
  * Guests of several hypervisors (remote libvirt connections, [hypervisor]
  * inventory groups) are rendered per hypervisor, as --hosts and merge do:
- * each host's guests become a document of their own, merged.
+ * each guest goes to its host's results, hosts in order of first appearance.
  */
 static GString *cli_merge_render_app(CliApp *app, GError **error)
 {
 	g_autoptr(CliMerge) merge = cli_merge_new_for_command(app->command);
-	g_autoptr(GPtrArray) hosts = g_ptr_array_new();
 
 	for (guint i = 0; i < app->guests->len; i++) {
-		const char *host = cli_merge_app_guest_host(g_ptr_array_index(app->guests, i));
-		gboolean seen = FALSE;
-		for (guint j = 0; j < hosts->len && !seen; j++)
-			seen = g_strcmp0(g_ptr_array_index(hosts, j), host) == 0;
-		if (!seen)
-			g_ptr_array_add(hosts, (gpointer)host);
-	}
-	for (guint h = 0; h < hosts->len; h++) {
-		const char *host = g_ptr_array_index(hosts, h);
-		g_autoptr(CliResults) results = cli_results_new(app->command->name);
-		g_autoptr(GString) doc = NULL;
+		const CliGuest *guest = g_ptr_array_index(app->guests, i);
+		const char *name = cli_merge_app_guest_host(guest);
+		CliMergeHost *host = cli_merge_get_host(merge, name);
 
-		for (guint i = 0; i < app->guests->len; i++) {
-			const CliGuest *guest = g_ptr_array_index(app->guests, i);
-			if (g_strcmp0(cli_merge_app_guest_host(guest), host) != 0)
-				continue;
-			cli_results_add(results,
-			                cli_result_new(guest->target->name, guest->target->text,
-			                               guest->status, guest->error, guest->result));
-		}
-		doc = cli_results_render_json(results);
-		if (!cli_merge_add_data(merge, host, host, doc->str, doc->len, error))
-			return NULL;
+		g_ptr_array_add(host->sources, g_strdup(name));
+		cli_results_add(host->results,
+		                cli_result_new(guest->target->name, guest->target->text,
+		                               guest->status, guest->error, guest->result));
 	}
 	if (app->opts.failed_only)
 		cli_merge_keep_failed(merge);

@@ -12,9 +12,9 @@ G_BEGIN_DECLS
  */
 char *cli_escape_terminal(const char *text);
 /*
- * Prints "guestbench: PREFIXMESSAGE" and a newline on stderr with message
- * escaped: error messages quote guest data and file contents (prefix may be
- * NULL; it is the caller's own text).
+ * Prints "guestbench: ", prefix (the caller's own text, may be NULL), then
+ * message escaped and a newline on stderr: error messages quote guest data
+ * and file contents.
  */
 void cli_escape_printerr(const char *prefix, const char *message);
 /* The same, appended to out; NULL appends nothing. */

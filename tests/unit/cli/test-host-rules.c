@@ -665,6 +665,8 @@ static void test_libvirt_local_pid(void)
 	g_auto(GStrv) errors = NULL;
 	gint64 pid = 0;
 
+	g_assert_nonnull(root);
+
 	/* query-cpus-fast of tcg-4drives: vCPU 0 is thread 16585 */
 	write_file(root, "proc/16585/status", "Name:\tCPU 0/TCG\nTgid:\t777\nPid:\t16585\n");
 	write_file(root, "proc/777/comm", "qemu-system-x86\n");
