@@ -18,6 +18,8 @@ typedef enum {
 struct _GbFramer {
 	gsize max_size;
 	guint max_depth;
+	gsize max_values; /* 0: no limit */
+	gsize values;     /* of the message in progress: containers, then one per comma */
 	GbFramerMode mode;
 	gboolean skipping; /* over a limit: track the message, store nothing */
 	gboolean in_string;
@@ -45,6 +47,12 @@ gsize gb_framer_get_max_size(const GbFramer *framer)
 	return framer->max_size;
 }
 
+void gb_framer_set_max_values(GbFramer *framer, gsize max_values)
+{
+	g_return_if_fail(framer != NULL);
+	framer->max_values = max_values;
+}
+
 GbFramer *gb_framer_new(gsize max_size, guint max_depth)
 {
 	GbFramer *framer = g_new0(GbFramer, 1);
@@ -69,6 +77,7 @@ static void gb_framer_clear(GbFramer *framer)
 	framer->in_string = FALSE;
 	framer->escape = FALSE;
 	framer->depth = 0;
+	framer->values = 0;
 	framer->len = 0;
 }
 
@@ -121,7 +130,11 @@ static gboolean gb_framer_overflow(GbFramer *framer, GbFramerFunc func, gpointer
 {
 	g_autofree char *message = NULL;
 
-	if (code == GB_ERROR_TOO_LARGE)
+	if (code == GB_ERROR_TOO_LARGE && framer->max_values > 0 &&
+	    framer->values > framer->max_values)
+		message = g_strdup_printf("JSON message has more than %" G_GSIZE_FORMAT " values",
+		                          framer->max_values);
+	else if (code == GB_ERROR_TOO_LARGE)
 		message = g_strdup_printf("JSON message exceeds %" G_GSIZE_FORMAT " bytes",
 		                          framer->max_size);
 	else
@@ -176,6 +189,7 @@ static gboolean gb_framer_start(GbFramer *framer, guint8 c, GbFramerFunc func, g
 	if (c == '{' || c == '[') {
 		framer->mode = GB_FRAMER_CONTAINER;
 		framer->depth = 1;
+		framer->values = 1;
 	} else if (c == '"') {
 		framer->mode = GB_FRAMER_STRING;
 		framer->in_string = TRUE;
@@ -210,10 +224,15 @@ static gboolean gb_framer_quoted_or_nested(GbFramer *framer, guint8 c, GbFramerF
 		}
 	} else if (c == '"') {
 		framer->in_string = TRUE;
-	} else if (c == '{' || c == '[') {
-		framer->depth++;
+	} else if (c == '{' || c == '[' || c == ',') {
+		if (c != ',')
+			framer->depth++;
 		if (framer->depth > framer->max_depth && !framer->skipping)
 			return gb_framer_overflow(framer, func, user_data, GB_ERROR_TOO_DEEP);
+		framer->values++;
+		if (framer->max_values > 0 && framer->values > framer->max_values &&
+		    !framer->skipping)
+			return gb_framer_overflow(framer, func, user_data, GB_ERROR_TOO_LARGE);
 	} else if (c == '}' || c == ']') {
 		framer->depth--;
 		complete = framer->depth == 0;

@@ -19,7 +19,7 @@ G_BEGIN_DECLS
  * partial message reports one GB_ERROR_PARSE; a reset between messages is
  * silent (it is the resync signal of guest-sync-delimited).
  *
- * Over the size or depth limit: one GB_ERROR_TOO_LARGE/GB_ERROR_TOO_DEEP, then
+ * Over the size, values or depth limit: one GB_ERROR_TOO_LARGE/GB_ERROR_TOO_DEEP, then
  * everything is skipped up to the next reset byte or the end of that message
  * (depth back to 0), whichever comes first. Memory held is bounded by the
  * size limit.
@@ -58,6 +58,13 @@ gsize gb_framer_get_allocated(const GbFramer *framer);
 void gb_framer_set_max_size(GbFramer *framer, gsize max_size);
 /* The size limit in force. */
 gsize gb_framer_get_max_size(const GbFramer *framer);
+/*
+ * Limits the values of a message (0: no limit, the default): its objects and
+ * arrays plus one per comma, what a parser builds a node for. A message over
+ * it is one GB_ERROR_TOO_LARGE and skipped as over the size limit. The bytes
+ * do not bound a parsed tree well: 1 MiB of "0," is half a million nodes.
+ */
+void gb_framer_set_max_values(GbFramer *framer, gsize max_values);
 /* Feeds len bytes; returns how many were consumed (len unless func returned FALSE). */
 gsize gb_framer_push(GbFramer *framer, const guint8 *data, gsize len, GbFramerFunc func,
                      gpointer user_data);

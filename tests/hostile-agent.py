@@ -12,7 +12,8 @@ gb-bench-status answers {"job": 1, "test": T, "state": "done", "progress": 1,
 Replies carry the request's "id". Unknown commands get a CommandNotFound error, as from the real agent.
 A "return" value {"__zeros__": N} is an array of N zeros, written without building it
 in Python (a huge reply of tiny values); with "__member__": NAME as well, the return
-is an object whose member NAME is that array. With "__stale__" in the scenario, its value
+is an object whose member NAME is that array; with "__value__": TEXT, each element is
+TEXT (raw JSON) instead of 0. With "__stale__" in the scenario, its value
 (any of the forms above) is sent as a reply with another id before each
 guest-sync-delimited answer: stale replies an earlier client left behind.
 With HOSTILE_AGENT_LOG set, the name of every command received is appended to that
@@ -38,7 +39,8 @@ def send_return(conn, value, request):
     elif isinstance(value, dict) and "__zeros__" in value:
         n = int(value["__zeros__"])
         rid = request.get("id") if isinstance(request, dict) else None
-        array = b"[" + b"0," * (n - 1) + (b"0" if n > 0 else b"") + b"]"
+        item = value.get("__value__", "0").encode()
+        array = b"[" + (item + b",") * (n - 1) + (item if n > 0 else b"") + b"]"
         if "__member__" in value:
             array = b"{" + json.dumps(value["__member__"]).encode() + b": " + array + b"}"
         conn.sendall(b'{"id": ' + json.dumps(rid).encode() + b', "return": ' + array + b"}\n")

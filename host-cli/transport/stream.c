@@ -15,6 +15,15 @@
 /* A unix socket with a full backlog answers EAGAIN instead of queueing the connect. */
 #define CLI_STREAM_CONNECT_RETRY_MS 50
 #define CLI_STREAM_READ_SIZE 65536
+/*
+ * A message may carry one value per this many bytes of its size limit. Real
+ * replies take more: the agent's facts about 16 bytes a value, a bench result
+ * 10 to 20 (a net interval {"second", "bytes", "omitted"} is 45 bytes for 4),
+ * QMP's CPU model properties about 20. A parsed value costs about 100 bytes
+ * in memory, so a reply's tree stays within about 12 times its size limit,
+ * where 1 MiB of "0," would cost 50 MiB.
+ */
+#define CLI_STREAM_BYTES_PER_VALUE 8
 
 struct _CliStream {
 	CliAddress *address;
@@ -175,8 +184,11 @@ void cli_stream_read_pending(CliStream *stream)
 
 void cli_stream_set_max_message_size(CliStream *stream, gsize max_message_size)
 {
-	if (stream != NULL)
-		gb_framer_set_max_size(stream->framer, max_message_size);
+	if (stream == NULL)
+		return;
+	gb_framer_set_max_size(stream->framer, max_message_size);
+	gb_framer_set_max_values(stream->framer, gb_framer_get_max_size(stream->framer) /
+	                                             CLI_STREAM_BYTES_PER_VALUE);
 }
 
 static gboolean cli_stream_out_cb(int fd, GIOCondition condition, gpointer user_data)
@@ -355,6 +367,7 @@ CliStream *cli_stream_connect(const CliAddress *address, GMainContext *context,
 	stream->user_data = user_data;
 	stream->fd = -1;
 	stream->framer = gb_framer_new(max_message_size, GB_FRAMER_DEFAULT_MAX_DEPTH);
+	cli_stream_set_max_message_size(stream, max_message_size);
 	stream->outbuf = g_byte_array_new();
 	/* from the main loop: no callback runs before the owner holds the stream */
 	stream->retry_source = g_timeout_source_new(0);

@@ -10,7 +10,12 @@ real guest would) while the hostile one answers at once:
   limit (1 MiB), and the CLI's peak RSS far below what parsing it would take;
 - the same 15.6 MB sent as a stale reply before each guest-sync-delimited answer:
   skipped unparsed, all 51 guests ok;
-- a facts reply just under the limit is taken, with a peak RSS in proportion;
+- a facts reply just under the limit (one value per 8 bytes, the most a reply
+  may carry) is taken, with a peak RSS in proportion;
+- 20 guests at once each sending facts of tiny values just under 1 MiB (0.5 M
+  zeros, a tree of about 42 MB each: 846 MB for the 20 when they were taken):
+  each an error naming the values limit, the CLI's peak RSS small; 20 guests at
+  the values limit: taken, the peak RSS within 20 x 12 times the limit;
 - a guest-ping reply of 6 KB: an error naming the ping's limit (4 KiB), beside a
   real agent answering the same ping;
 - a reply that came in time counts even when the CLI could not read it before
@@ -41,8 +46,15 @@ HONEST = 50
 # 7.8 M zeros: "0," each, 15.6 MB, under the old single cap of 16 MiB
 HUGE = {"__zeros__": 7800000, "__member__": "cpus"}
 FACTS_LIMIT = 1024 * 1024
-# bytes of {"id": N, "return": {"cpus": [...]}} around the zeros, and a margin
-AT_LIMIT = {"__zeros__": (FACTS_LIMIT - 100) // 2, "__member__": "cpus"}
+# a reply may carry one value per 8 bytes of its limit
+FACTS_VALUES = FACTS_LIMIT // 8
+# values of 8 bytes ("1000000,"), a few less than the limit for the object around them
+AT_LIMIT = {"__zeros__": FACTS_VALUES - 16, "__member__": "cpus", "__value__": "1000000"}
+# tiny values just under the byte limit: far more values than the limit
+TINY = {"__zeros__": (FACTS_LIMIT - 100) // 2, "__member__": "cpus"}
+FLEET = 20
+# 20 trees of 131,000 values (about 10 MB each) and the CLI
+MAX_FLEET_RSS_KB = 400 * 1024
 # the peak RSS of a run, in KiB: a few MB of CLI plus what the replies take
 # (a 1 MiB reply of tiny values builds a tree of about 50 MB); parsing the
 # 15.6 MB reply took 838 MB
@@ -180,7 +192,12 @@ def main(hostile_agent):
         at_limit = start_hostile(hostile_agent, tmp, "at-limit", {"gb-get-facts": AT_LIMIT},
                                  procs)
         ping = start_hostile(hostile_agent, tmp, "ping",
-                             {"guest-ping": {"__zeros__": 3000}}, procs)
+                             {"guest-ping": {"__zeros__": 300, "__value__": '"%s"' % ("x" * 18)}},
+                             procs)
+        tiny = [start_hostile(hostile_agent, tmp, "tiny%02d" % i, {"gb-get-facts": TINY}, procs)
+                for i in range(FLEET)]
+        full = [start_hostile(hostile_agent, tmp, "full%02d" % i, {"gb-get-facts": AT_LIMIT},
+                              procs) for i in range(FLEET)]
         agents, socks = start_agents(tmp, ["honest%02d" % i for i in range(HONEST)])
         procs += agents
         os.environ["XDG_DATA_HOME"] = os.path.join(tmp, "data")
@@ -189,7 +206,7 @@ def main(hostile_agent):
         rc, doc, err, elapsed, rss = run_cli(
             tmp, ["--timeout", "10", "--format", "json", "facts", at_limit])
         g = by_target(doc).get(at_limit, {})
-        check("facts reply just under 1 MiB: taken (status ok)",
+        check("facts reply at the values limit, just under 1 MiB: taken (status ok)",
               rc == 0 and g.get("status") == "ok"
               and len((g.get("result") or {}).get("cpus") or []) == AT_LIMIT["__zeros__"],
               (rc, str(g)[:300], err[-500:]))
@@ -198,6 +215,31 @@ def main(hostile_agent):
         else:
             check("facts reply just under 1 MiB: peak RSS %d MiB, below %d MiB"
                   % (rss // 1024, MAX_RSS_KB // 1024), rss < MAX_RSS_KB, rss)
+
+        # a fleet of guests each sending as many tiny values as fit in the byte limit
+        rc, doc, err, elapsed, rss = run_cli(
+            tmp, ["--timeout", "20", "--format", "json", "facts"] + tiny)
+        guests = by_target(doc)
+        refused = [t for t in tiny if guests.get(t, {}).get("error") ==
+                   "reply to gb-get-facts over its size limit: JSON message has more than "
+                   "%d values" % FACTS_VALUES]
+        check("%d guests with 0.5 M tiny values each: every one an error naming the values "
+              "limit (%d), exit status 3" % (FLEET, len(refused)),
+              rc == 3 and len(refused) == FLEET, (rc, list(guests.values())[:2], err[-500:]))
+        if sanitized:
+            skip("%d guests with tiny values: peak RSS bounded" % FLEET, "ASan keeps freed memory")
+        else:
+            check("%d guests with tiny values: peak RSS %d MiB, below %d MiB"
+                  % (FLEET, rss // 1024, MAX_RSS_KB // 1024), rss < MAX_RSS_KB, rss)
+        rc, doc, err, elapsed, rss = run_cli(
+            tmp, ["--timeout", "20", "--format", "table", "facts"] + full)
+        check("%d guests at the values limit: taken, rc 0" % FLEET, rc == 0, (rc, err[-500:]))
+        if sanitized:
+            skip("%d guests at the values limit: peak RSS bounded" % FLEET,
+                 "ASan keeps freed memory")
+        else:
+            check("%d guests at the values limit: peak RSS %d MiB, below %d MiB"
+                  % (FLEET, rss // 1024, MAX_FLEET_RSS_KB // 1024), rss < MAX_FLEET_RSS_KB, rss)
 
         # the huge reply among 50 honest guests
         rc, doc, err, elapsed, rss = run_cli(
@@ -209,10 +251,10 @@ def main(hostile_agent):
               % (HONEST, len(ok), elapsed), len(ok) == HONEST,
               (rc, list(bad.items())[:3], err[-1000:]))
         h = guests.get(huge, {})
-        check("huge facts reply: the hostile guest is an error naming the 1 MiB limit",
+        check("huge facts reply: the hostile guest is an error naming the values limit",
               h.get("status") == "error" and h.get("error") ==
-              "reply to gb-get-facts over its size limit: JSON message exceeds %d bytes"
-              % FACTS_LIMIT, h)
+              "reply to gb-get-facts over its size limit: JSON message has more than %d values"
+              % FACTS_VALUES, h)
         check("huge facts reply: exit status 3 (one guest failed)", rc == 3, rc)
         if sanitized:
             skip("huge facts reply: peak RSS bounded", "ASan keeps freed memory")

@@ -304,6 +304,46 @@ static void test_framer_oversize_small(void)
 	collect_clear(&c);
 }
 
+/*
+ * The values limit: containers plus commas outside strings; a message over it
+ * is one error and skipped to its end, the next one is whole again.
+ */
+static void test_framer_max_values(void)
+{
+	g_autoptr(GbFramer) framer = gb_framer_new(1024, 8);
+	const char input[] = "[0,0,0,0]"             /* 1 + 3 commas: 4 values, fine */
+	                     "[0,0,0,0,0]"           /* 5: over */
+	                     "{\"a\":\"x,y,z,w,v\"}" /* commas in a string: 1 */
+	                     "{\"a\":[[]],\"b\":1}"  /* 3 containers + 1 comma: 4 */
+	                     "{\"a\":[[[],{}]]}"     /* 5: over, skipped to the end */
+	                     "[1] \"a,b,c,d,e\"";
+	const char *expected[] = {
+		"[0,0,0,0]",
+		"ERR 2: JSON message has more than 4 values",
+		"{\"a\":\"x,y,z,w,v\"}",
+		"{\"a\":[[]],\"b\":1}",
+		"ERR 2: JSON message has more than 4 values",
+		"[1]",
+		"\"a,b,c,d,e\"",
+		NULL,
+	};
+	Collect c;
+
+	gb_framer_set_max_values(framer, 4);
+	collect_init(&c);
+	c.framer = framer;
+	push_all(framer, input, sizeof(input) - 1, &c);
+	assert_items(&c, expected);
+	collect_clear(&c);
+
+	/* 0: no limit */
+	gb_framer_set_max_values(framer, 0);
+	collect_init(&c);
+	push_all(framer, "[0,0,0,0,0,0]", 13, &c);
+	assert_items(&c, (const char *const[]){ "[0,0,0,0,0,0]", NULL });
+	collect_clear(&c);
+}
+
 /* The limit can change between messages and inside one: what is stored from then on obeys it. */
 static void test_framer_set_max_size(void)
 {
@@ -578,6 +618,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/framer/control-byte", test_framer_control_byte);
 	g_test_add_func("/framer/oversize-small", test_framer_oversize_small);
 	g_test_add_func("/framer/set-max-size", test_framer_set_max_size);
+	g_test_add_func("/framer/max-values", test_framer_max_values);
 	g_test_add_func("/framer/oversize-reset", test_framer_oversize_reset);
 	g_test_add_func("/framer/overdepth-small", test_framer_overdepth_small);
 	g_test_add_func("/framer/default-limits", test_framer_default_limits);
