@@ -8,7 +8,8 @@ Usage: hostile-agent.py SOCKET SCENARIO.json
 The scenario is a JSON object: command name -> the "return" value to answer with
 (any JSON), or {"__raw__": TEXT} to send TEXT as it is (no framing added).
 gb-bench-status answers {"job": 1, "test": T, "state": "done", "progress": 1,
-"result": scenario["gb-bench-result"]} unless the scenario names gb-bench-status.
+"result": scenario["gb-bench-result"]} unless the scenario names gb-bench-status;
+that result may be {"__zeros__": ...} too.
 Replies carry the request's "id". Unknown commands get a CommandNotFound error, as from the real agent.
 A "return" value {"__zeros__": N} is an array of N zeros, written without building it
 in Python (a huge reply of tiny values); with "__member__": NAME as well, the return
@@ -32,18 +33,34 @@ def send(conn, reply, request):
     conn.sendall(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
 
 
+ZEROS = {}
+
+
+def zeros(value):
+    """The bytes of {"__zeros__": N, ...} (see the docstring at the top), made once."""
+    key = json.dumps(value, sort_keys=True)
+    if key not in ZEROS:
+        ZEROS[key] = make_zeros(value)
+    return ZEROS[key]
+
+
+def make_zeros(value):
+    n = int(value["__zeros__"])
+    item = value.get("__value__", "0").encode()
+    array = b"[" + (item + b",") * (n - 1) + (item if n > 0 else b"") + b"]"
+    if "__member__" in value:
+        array = b"{" + json.dumps(value["__member__"]).encode() + b": " + array + b"}"
+    return array
+
+
 def send_return(conn, value, request):
     """{"return": value, "id": ...}; value may be {"__zeros__": N} or {"__raw__": TEXT}."""
     if isinstance(value, dict) and "__raw__" in value:
         conn.sendall(value["__raw__"].encode("utf-8", "surrogateescape"))
     elif isinstance(value, dict) and "__zeros__" in value:
-        n = int(value["__zeros__"])
         rid = request.get("id") if isinstance(request, dict) else None
-        item = value.get("__value__", "0").encode()
-        array = b"[" + (item + b",") * (n - 1) + (item if n > 0 else b"") + b"]"
-        if "__member__" in value:
-            array = b"{" + json.dumps(value["__member__"]).encode() + b": " + array + b"}"
-        conn.sendall(b'{"id": ' + json.dumps(rid).encode() + b', "return": ' + array + b"}\n")
+        conn.sendall(b'{"id": ' + json.dumps(rid).encode() + b', "return": ' + zeros(value)
+                     + b"}\n")
     else:
         send(conn, {"return": value}, request)
 
@@ -70,6 +87,14 @@ def answer(conn, scenario, request):
     elif name == "gb-bench-status" and name not in scenario:
         reply = {"job": 1, "test": scenario.get("gb-bench-test", "aes"), "state": "done",
                  "progress": 1.0, "result": scenario.get("gb-bench-result")}
+        result = reply["result"]
+        if isinstance(result, dict) and "__zeros__" in result:
+            # written around the array's bytes, as a return of zeros is
+            reply["result"] = None
+            text = json.dumps({"return": reply, "id": request.get("id")}).encode()
+            cut = text.index(b'"result": null') + len(b'"result": ')
+            conn.sendall(text[:cut] + zeros(result) + text[cut + len(b"null"):] + b"\n")
+            return
     elif name in scenario:
         reply = scenario[name]
     else:

@@ -9,6 +9,7 @@
 #include "commands/bench-args.h"
 #include "render/bench-view.h"
 #include "render/escape.h"
+#include "transport/reply-limit.h"
 
 gboolean cli_bench_parse_size(const char *text, guint64 max, guint64 *out, GError **error)
 {
@@ -248,4 +249,30 @@ double cli_bench_job_bound(const char *test, JsonObject *params, double *work)
 	if (work != NULL)
 		*work = runs * per_run;
 	return ceil(2.0 * runs * per_run + CLI_BENCH_BOUND_MARGIN);
+}
+
+gsize cli_bench_result_limit(const char *test, JsonObject *params, gsize cap)
+{
+	double runs = cli_bench_param_number(params, "runs", 1);
+	double entries = 16;
+	double limit;
+
+	if (g_strcmp0(test, "aes") == 0) {
+		entries = cli_bench_param_count(params, "sizes",
+		                                G_N_ELEMENTS(gb_bench_aes_default_sizes));
+	} else if (g_strcmp0(test, "disk") == 0) {
+		entries = cli_bench_param_count(params, "record_sizes",
+		                                G_N_ELEMENTS(gb_bench_disk_default_records)) *
+		          6 * 4;
+	} else if (g_strcmp0(test, "mem") == 0) {
+		entries = cli_bench_param_count(params, "pages", 3) * 16;
+	} else if (g_strcmp0(test, "net") == 0) {
+		entries =
+		    2 * (cli_bench_param_number(params, "omit", GB_BENCH_NET_DEFAULT_OMIT) +
+		         cli_bench_param_number(params, "seconds", GB_BENCH_NET_DEFAULT_SECONDS)) +
+		    16;
+	}
+	limit = (double)cli_reply_limit("gb-get-facts", cap) + CLI_BENCH_RESULT_OVERHEAD +
+	        (runs + 1) * entries * CLI_BENCH_RESULT_ENTRY_SIZE;
+	return limit >= (double)cap ? cap : (gsize)limit;
 }

@@ -50,4 +50,21 @@ JsonArray *cli_bench_strv_to_json(GStrv strv);
 #define CLI_BENCH_BOUND_MEM_RATE (64.0 * 1024.0 * 1024.0)
 double cli_bench_job_bound(const char *test, JsonObject *params, double *work);
 
+/*
+ * The largest result a job can send, from what it asks for as above: the size
+ * limit of its gb-bench-status replies, so that a guest costs memory in
+ * proportion to its job. The rule: the facts it attaches (at most a
+ * gb-get-facts reply) + CLI_BENCH_RESULT_OVERHEAD (parameters, version, known
+ * answers, ...) + CLI_BENCH_RESULT_ENTRY_SIZE per entry, (runs + 1) times (the
+ * runs and their aggregation), where the entries of a run are:
+ *   aes   its block sizes (one sample each, about 100 bytes);
+ *   disk  record sizes x 6 tests x 4 (about 300 bytes a record size and test);
+ *   mem   page kinds x 16 (about 1.6 KiB a run for the three kinds);
+ *   net   2 directions x (omit + seconds) intervals (about 45 bytes each) + 16;
+ * never above cap (the session's).
+ */
+#define CLI_BENCH_RESULT_OVERHEAD (64 * 1024)
+#define CLI_BENCH_RESULT_ENTRY_SIZE 512
+gsize cli_bench_result_limit(const char *test, JsonObject *params, gsize cap);
+
 G_END_DECLS

@@ -948,6 +948,10 @@ void cli_bench_start(CliGuest *guest, CliSession *session)
 	g_debug("%s: bench %s bounded to %.0f s (%s)", guest->target->name, cli_bench.test, bound,
 	        why);
 	cli_guest_set_job_bound(guest, bound, why);
+	/* and its result's size (the rule: bench-args.h) */
+	cli_session_set_reply_limit(
+	    session, "gb-bench-status",
+	    cli_bench_result_limit(cli_bench.test, params, CLI_MAX_REPLY_SIZE));
 	/*
 	 * The host end of net starts with the request, not with its reply: through
 	 * qemu-ga the agent runs one-shot and answers gb-bench-start only when the

@@ -43,7 +43,8 @@ struct _CliChannel {
 	CliAddress *address; /* a copy: the session owns what it reads */
 	GMainContext *context;
 	CliStream *stream;
-	gsize max_reply_size; /* the cap; each reply has its own limit (reply-limit.h) */
+	gsize max_reply_size;     /* the cap; each reply has its own limit (reply-limit.h) */
+	GHashTable *reply_limits; /* the command's own (cli_reply_limit_set()), or NULL */
 	GSource *notify_source;
 	gint64 sync_id;
 	gint64 next_id;
@@ -101,6 +102,8 @@ static void cli_channel_unref(CliChannel *session)
 	g_clear_error(&session->error);
 	cli_address_free(session->address);
 	g_free(session->last_discard);
+	if (session->reply_limits != NULL)
+		g_hash_table_unref(session->reply_limits);
 	g_main_context_unref(session->context);
 	g_free(session);
 }
@@ -211,8 +214,9 @@ static void cli_channel_send_next(CliChannel *session)
 		return;
 	session->call_sent = TRUE;
 	/* before the write: the reply cannot come earlier */
-	cli_stream_set_max_message_size(session->stream,
-	                                cli_reply_limit(call->execute, session->max_reply_size));
+	cli_stream_set_max_message_size(
+	    session->stream,
+	    cli_reply_limit_lookup(session->reply_limits, call->execute, session->max_reply_size));
 	cli_stream_write(session->stream, call->line->str, call->line->len);
 }
 
@@ -542,6 +546,11 @@ void cli_channel_read_pending(CliSession *base)
 	cli_channel_unref(session);
 }
 
+void cli_channel_set_reply_limit(CliSession *base, const char *execute, gsize limit)
+{
+	cli_reply_limit_set(&((CliChannel *)base)->reply_limits, execute, limit);
+}
+
 void cli_channel_close(CliSession *base)
 {
 	CliChannel *session = (CliChannel *)base;
@@ -562,5 +571,6 @@ const CliSessionBackend cli_channel_backend = {
 	.is_open = cli_channel_is_open,
 	.describe_wait = cli_channel_describe_wait,
 	.read_pending = cli_channel_read_pending,
+	.set_reply_limit = cli_channel_set_reply_limit,
 	.close = cli_channel_close,
 };

@@ -24,6 +24,7 @@ void cli_channel_call(CliSession *channel, const char *execute, JsonObject *argu
 gboolean cli_channel_is_open(const CliSession *channel);
 char *cli_channel_describe_wait(const CliSession *channel);
 void cli_channel_read_pending(CliSession *channel);
+void cli_channel_set_reply_limit(CliSession *channel, const char *execute, gsize limit);
 void cli_channel_close(CliSession *channel);
 
 extern const CliSessionBackend cli_channel_backend;

@@ -53,6 +53,7 @@ struct _CliQga {
 	char *text;
 	char *agent_path;
 	gsize max_reply_size;
+	GHashTable *reply_limits; /* the command's own (cli_reply_limit_set()), or NULL */
 	CliSessionOpenFunc open_func;
 	gpointer user_data;
 	gboolean open_reported;
@@ -123,6 +124,8 @@ static void cli_qga_unref(CliQga *qga)
 	g_main_context_unref(qga->context);
 	g_free(qga->text);
 	g_free(qga->agent_path);
+	if (qga->reply_limits != NULL)
+		g_hash_table_unref(qga->reply_limits);
 	g_free(qga->domain);
 	g_free(qga->uri);
 	g_free(qga->libvirt_execute);
@@ -355,12 +358,13 @@ static void cli_qga_status_cb(CliSession *inner, JsonNode *ret, const GError *er
 		return;
 	}
 	/* a one-shot gb-bench-start prints the job's final status, result and all */
-	reply = cli_qga_decode_reply(status, call->execute, qga->agent_path,
-	                             cli_reply_limit(g_strcmp0(call->execute, "gb-bench-start") == 0
-	                                                 ? "gb-bench-status"
-	                                                 : call->execute,
-	                                             qga->max_reply_size),
-	                             &error_local);
+	reply = cli_qga_decode_reply(
+	    status, call->execute, qga->agent_path,
+	    cli_reply_limit_lookup(
+	        qga->reply_limits,
+	        g_strcmp0(call->execute, "gb-bench-start") == 0 ? "gb-bench-status" : call->execute,
+	        qga->max_reply_size),
+	    &error_local);
 	if (reply != NULL && g_strcmp0(call->execute, "gb-bench-start") == 0) {
 		gint64 job = 0;
 
@@ -689,6 +693,11 @@ static void cli_qga_close(CliSession *session)
 	cli_qga_unref(qga);
 }
 
+static void cli_qga_set_reply_limit(CliSession *base, const char *execute, gsize limit)
+{
+	cli_reply_limit_set(&((CliQga *)base)->reply_limits, execute, limit);
+}
+
 static const CliSessionBackend cli_qga_backend = {
 	.call = cli_qga_call,
 	.is_open = cli_qga_is_open,
@@ -696,5 +705,6 @@ static const CliSessionBackend cli_qga_backend = {
 	.interrupt = cli_qga_interrupt,
 	.set_wait_func = cli_qga_set_wait_func,
 	.read_pending = cli_qga_read_pending,
+	.set_reply_limit = cli_qga_set_reply_limit,
 	.close = cli_qga_close,
 };

@@ -36,10 +36,27 @@ static const CliReplyLimit cli_reply_limits[] = {
 	 * gb-bench-status carries the result at the end: the guest's facts (above)
 	 * plus the samples asked for, which follow the run's parameters rather than
 	 * the command (aes and disk: up to 100 runs x 16 sizes, about 40 KiB; net:
-	 * about 50 bytes per second and direction, 8 MiB for a day): it keeps the
-	 * session's cap.
+	 * about 50 bytes per second and direction, 8 MiB for a day): the bench
+	 * command sets its limit from the job's parameters
+	 * (cli_session_set_reply_limit()), the session's cap otherwise.
 	 */
 };
+
+void cli_reply_limit_set(GHashTable **limits, const char *execute, gsize limit)
+{
+	if (*limits == NULL)
+		*limits = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	g_hash_table_insert(*limits, g_strdup(execute), g_memdup2(&limit, sizeof(limit)));
+}
+
+gsize cli_reply_limit_lookup(GHashTable *limits, const char *execute, gsize cap)
+{
+	const gsize *limit = limits != NULL ? g_hash_table_lookup(limits, execute) : NULL;
+
+	if (limit != NULL)
+		return MIN(*limit, cap);
+	return cli_reply_limit(execute, cap);
+}
 
 gsize cli_reply_limit(const char *execute, gsize cap)
 {

@@ -19,4 +19,13 @@ G_BEGIN_DECLS
 /* The limit for a reply to execute, never above cap (the session's largest reply). */
 gsize cli_reply_limit(const char *execute, gsize cap);
 
+/*
+ * A session's own limits (execute -> limit), set by its command for a reply it
+ * can size better than the table (a job's result, from what the job asked
+ * for): *limits is created on first use, and freed with g_hash_table_unref().
+ */
+void cli_reply_limit_set(GHashTable **limits, const char *execute, gsize limit);
+/* The session's own limit for execute if it set one, else the table's; never above cap. */
+gsize cli_reply_limit_lookup(GHashTable *limits, const char *execute, gsize cap);
+
 G_END_DECLS

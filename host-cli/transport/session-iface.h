@@ -44,6 +44,8 @@ typedef struct {
 	void (*set_wait_func)(CliSession *session, CliSessionWaitFunc func, gpointer user_data);
 	/* handles what has arrived and is not read yet, now (callbacks may run) */
 	void (*read_pending)(CliSession *session);
+	/* the limit of replies to execute from now on (reply-limit.h) */
+	void (*set_reply_limit)(CliSession *session, const char *execute, gsize limit);
 	/* closes and releases: no callback fires afterwards; safe from inside one */
 	void (*close)(CliSession *session);
 } CliSessionBackend;

@@ -36,6 +36,11 @@ void cli_session_read_pending(CliSession *session)
 		session->backend->read_pending(session);
 }
 
+void cli_session_set_reply_limit(CliSession *session, const char *execute, gsize limit)
+{
+	session->backend->set_reply_limit(session, execute, limit);
+}
+
 char *cli_session_describe_wait(const CliSession *session)
 {
 	return session->backend->describe_wait(session);

@@ -38,6 +38,12 @@ void cli_session_set_wait_func(CliSession *session, CliSessionWaitFunc func, gpo
  * busy elsewhere is not lost. A no-op for sessions without a socket.
  */
 void cli_session_read_pending(CliSession *session);
+/*
+ * The size limit of replies to execute from now on, instead of the table's
+ * (transport/reply-limit.c), never above the session's cap: for a reply the
+ * command can size from what it asked, a benchmark job's result.
+ */
+void cli_session_set_reply_limit(CliSession *session, const char *execute, gsize limit);
 /* What the session is waiting for, and what it threw away: the reason for a timeout. */
 char *cli_session_describe_wait(const CliSession *session);
 /*

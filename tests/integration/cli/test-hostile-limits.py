@@ -16,6 +16,11 @@ real guest would) while the hostile one answers at once:
   zeros, a tree of about 42 MB each: 846 MB for the 20 when they were taken):
   each an error naming the values limit, the CLI's peak RSS small; 20 guests at
   the values limit: taken, the peak RSS within 20 x 12 times the limit;
+- 8 guests answering `bench aes` with a result of 15 MB (1.9 M values of 8
+  bytes, under the 16 MiB cap and the values limit: 156 MB of tree each, 469 MB
+  for three when the cap was the limit): each an error naming the job's result
+  limit (facts 1 MiB + 64 KiB + 2 x 6 sizes x 512 bytes), the CLI's peak RSS
+  small, and a real agent's bench in the same run ok;
 - a guest-ping reply of 6 KB: an error naming the ping's limit (4 KiB), beside a
   real agent answering the same ping;
 - a reply that came in time counts even when the CLI could not read it before
@@ -55,6 +60,12 @@ TINY = {"__zeros__": (FACTS_LIMIT - 100) // 2, "__member__": "cpus"}
 FLEET = 20
 # 20 trees of 131,000 values (about 10 MB each) and the CLI
 MAX_FLEET_RSS_KB = 400 * 1024
+# the limit of an aes job's result with the default sizes and one run (bench-args.h)
+AES_RESULT_LIMIT = FACTS_LIMIT + 64 * 1024 + 2 * 6 * 512
+BIG_FLEET = 8
+BIG_RESULT = {"gb-bench-start": {"job": 1},
+              "gb-bench-result": {"__zeros__": 1900000, "__member__": "metrics",
+                                  "__value__": "1000000"}}
 # the peak RSS of a run, in KiB: a few MB of CLI plus what the replies take
 # (a 1 MiB reply of tiny values builds a tree of about 50 MB); parsing the
 # 15.6 MB reply took 838 MB
@@ -196,6 +207,8 @@ def main(hostile_agent):
                              procs)
         tiny = [start_hostile(hostile_agent, tmp, "tiny%02d" % i, {"gb-get-facts": TINY}, procs)
                 for i in range(FLEET)]
+        big = [start_hostile(hostile_agent, tmp, "big%02d" % i, BIG_RESULT, procs)
+               for i in range(BIG_FLEET)]
         full = [start_hostile(hostile_agent, tmp, "full%02d" % i, {"gb-get-facts": AT_LIMIT},
                               procs) for i in range(FLEET)]
         agents, socks = start_agents(tmp, ["honest%02d" % i for i in range(HONEST)])
@@ -240,6 +253,26 @@ def main(hostile_agent):
         else:
             check("%d guests at the values limit: peak RSS %d MiB, below %d MiB"
                   % (FLEET, rss // 1024, MAX_FLEET_RSS_KB // 1024), rss < MAX_FLEET_RSS_KB, rss)
+
+        # bench results far larger than the job asked for
+        rc, doc, err, elapsed, rss = run_cli(
+            tmp, ["--timeout", "60", "--format", "json", "--no-save", "bench", "aes",
+                  "--seconds", "0.1"] + big + [socks[0]])
+        guests = by_target(doc)
+        refused = [t for t in big if guests.get(t, {}).get("error") ==
+                   "reply to gb-bench-status over its size limit: JSON message exceeds %d bytes"
+                   % AES_RESULT_LIMIT]
+        check("%d guests with a 15 MB bench result: every one an error naming the job's "
+              "result limit (%d)" % (BIG_FLEET, len(refused)), len(refused) == BIG_FLEET,
+              (rc, list(guests.values())[:2], err[-500:]))
+        check("the real agent's bench in the same run is ok, exit status 3",
+              rc == 3 and guests.get(socks[0], {}).get("status") == "ok", guests.get(socks[0]))
+        if sanitized:
+            skip("%d guests with a 15 MB bench result: peak RSS bounded" % BIG_FLEET,
+                 "ASan keeps freed memory")
+        else:
+            check("%d guests with a 15 MB bench result: peak RSS %d MiB, below %d MiB"
+                  % (BIG_FLEET, rss // 1024, MAX_RSS_KB // 1024), rss < MAX_RSS_KB, rss)
 
         # the huge reply among 50 honest guests
         rc, doc, err, elapsed, rss = run_cli(

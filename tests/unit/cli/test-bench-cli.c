@@ -567,6 +567,43 @@ static void test_job_bound(void)
 	}
 }
 
+/* A job's result limit follows what it asks for (the rule: bench-args.h), under the cap. */
+static void test_result_limit(void)
+{
+	const gsize facts = 1024 * 1024;
+	const gsize base = facts + CLI_BENCH_RESULT_OVERHEAD;
+	const gsize entry = CLI_BENCH_RESULT_ENTRY_SIZE;
+	const struct {
+		const char *test;
+		const char *params;
+		gsize limit;
+	} cases[] = {
+		/* (1 run + its aggregation) x 6 default sizes */
+		{ "aes", "{}", base + 2 * 6 * entry },
+		{ "aes", "{\"sizes\": [16, 64], \"runs\": 3}", base + 4 * 2 * entry },
+		/* 3 default records x 6 tests x 4 */
+		{ "disk", "{}", base + 2 * 72 * entry },
+		{ "mem", "{\"pages\": [\"4k\"]}", base + 2 * 16 * entry },
+		/* 2 directions x (omit 1 + 10 s) + 16 */
+		{ "net", "{}", base + 2 * 38 * entry },
+		{ "net", "{\"seconds\": 60, \"omit\": 0, \"runs\": 2}", base + 3 * 136 * entry },
+		/* a day of net: over the cap, which it keeps */
+		{ "net", "{\"seconds\": 86400, \"runs\": 10}", 16 * 1024 * 1024 },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autoptr(JsonNode) node =
+		    gb_json_parse(cases[i].params, strlen(cases[i].params), &error);
+		JsonObject *params = NULL;
+
+		g_assert_no_error(error);
+		g_assert_true(gb_json_node_get_object(node, "params", &params, NULL));
+		g_assert_cmpuint(cli_bench_result_limit(cases[i].test, params, 16 * 1024 * 1024),
+		                 ==, cases[i].limit);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -576,6 +613,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/bench-cli/size/list", test_size_list);
 	g_test_add_func("/bench-cli/word-list", test_word_list);
 	g_test_add_func("/bench-cli/job-bound", test_job_bound);
+	g_test_add_func("/bench-cli/result-limit", test_result_limit);
 	g_test_add_func("/bench-cli/format-size", test_format_size);
 	g_test_add_func("/bench-cli/openssl-layout", test_openssl_layout);
 	g_test_add_func("/bench-cli/labels-string", test_labels_string);
