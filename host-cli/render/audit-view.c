@@ -6,6 +6,7 @@
 #include "render/audit-view.h"
 #include "render/csv.h"
 #include "render/escape.h"
+#include "render/table.h"
 
 /* Guest names listed per level in the summary table; JSON has them all. */
 #define CLI_SUMMARY_MAX_NAMES 8
@@ -30,7 +31,7 @@ static void append_padded(GString *out, const char *text, glong width)
 
 void cli_audit_render_table(GString *out, const char *guest, GPtrArray *findings, gboolean color)
 {
-	g_autofree char *guest_esc = cli_escape_terminal(guest);
+	g_autofree char *guest_esc = cli_table_escape_cell(guest, CLI_TABLE_CELL_MAX);
 	glong w_rule = 0;
 	glong w_subject = 0;
 
@@ -44,8 +45,9 @@ void cli_audit_render_table(GString *out, const char *guest, GPtrArray *findings
 
 		for (guint i = 0; i < findings->len; i++) {
 			CliFinding *finding = g_ptr_array_index(findings, i);
-			char *rule = cli_escape_terminal(finding->rule);
-			char *subject = cli_escape_terminal(finding->subject);
+			/* guest text (a subject names a disk, a NIC): capped as a table's cells */
+			char *rule = cli_table_escape_cell(finding->rule, CLI_TABLE_CELL_MAX);
+			char *subject = cli_table_escape_cell(finding->subject, CLI_TABLE_CELL_MAX);
 			w_rule = MAX(w_rule, text_width(rule));
 			w_subject = MAX(w_subject, text_width(subject));
 			g_ptr_array_add(rules, rule);
@@ -54,6 +56,9 @@ void cli_audit_render_table(GString *out, const char *guest, GPtrArray *findings
 		for (guint i = 0; i < findings->len; i++) {
 			CliFinding *finding = g_ptr_array_index(findings, i);
 			const char *level = cli_level_to_string(finding->level);
+			g_autofree char *detail =
+			    cli_table_escape_cell(finding->detail, CLI_TABLE_LAST_CELL_MAX);
+			gsize start = out->len;
 
 			g_string_append(out, guest_esc);
 			g_string_append(out, "  ");
@@ -70,17 +75,21 @@ void cli_audit_render_table(GString *out, const char *guest, GPtrArray *findings
 			g_string_append(out, "  ");
 			append_padded(out, g_ptr_array_index(subjects, i), w_subject);
 			g_string_append(out, "  ");
-			cli_escape_append(out, finding->detail);
-			g_string_append_c(out, '\n');
+			g_string_append(out, detail);
+			cli_table_end_line(out, start);
 			if (finding->hint != NULL && finding->hint[0] != '\0') {
+				g_autofree char *hint =
+				    cli_table_escape_cell(finding->hint, CLI_TABLE_LAST_CELL_MAX);
+
+				start = out->len;
 				g_string_append(out, "    ");
 				if (color)
 					g_string_append(out, CLI_COLOR_DIM);
 				g_string_append(out, "hint: ");
-				cli_escape_append(out, finding->hint);
+				g_string_append(out, hint);
 				if (color)
 					g_string_append(out, CLI_COLOR_RESET);
-				g_string_append_c(out, '\n');
+				cli_table_end_line(out, start);
 			}
 		}
 	}
@@ -152,6 +161,7 @@ void cli_audit_summary_render_table(CliAuditSummary *summary, GString *out)
 		CliAuditSummaryRule *entry = g_ptr_array_index(ordered, i);
 		g_autofree char *rule = cli_escape_terminal(entry->rule);
 		gboolean first = TRUE;
+		gsize start = out->len;
 
 		append_padded(out, rule, w_rule);
 		g_string_append_printf(out, "  %4u  %4u  %4u  %4u  ", entry->counts[CLI_LEVEL_PASS],
@@ -167,9 +177,12 @@ void cli_audit_summary_render_table(CliAuditSummary *summary, GString *out)
 			first = FALSE;
 			g_string_append_printf(out, "%s: ", cli_level_to_string((CliLevel)level));
 			for (guint j = 0; j < guests->len && j < CLI_SUMMARY_MAX_NAMES; j++) {
+				g_autofree char *name = cli_table_escape_cell(
+				    g_ptr_array_index(guests, j), CLI_TABLE_CELL_MAX);
+
 				if (j > 0)
 					g_string_append(out, ", ");
-				cli_escape_append(out, g_ptr_array_index(guests, j));
+				g_string_append(out, name);
 			}
 			if (guests->len > CLI_SUMMARY_MAX_NAMES)
 				g_string_append_printf(out, " (+%u more)",
@@ -177,6 +190,6 @@ void cli_audit_summary_render_table(CliAuditSummary *summary, GString *out)
 		}
 		if (first)
 			g_string_append(out, "-");
-		g_string_append_c(out, '\n');
+		cli_table_end_line(out, start);
 	}
 }

@@ -9,6 +9,7 @@
 #include "render/compare-view.h"
 #include "render/csv.h"
 #include "render/escape.h"
+#include "render/table.h"
 
 /* The text view fits this many columns when it has two columns of values. */
 #define CLI_COMPARE_TEXT_WIDTH 100
@@ -232,16 +233,17 @@ static void cli_compare_append_table(GString *out, GPtrArray *rows)
 	widths = cli_compare_table_widths(rows, &n_cols);
 	for (guint r = 0; r < rows->len; r++) {
 		GPtrArray *cells = g_ptr_array_index(rows, r);
-		g_autoptr(GString) line = g_string_new(NULL);
+		gsize start = out->len;
+
 		for (guint c = 0; c < cells->len; c++) {
 			const char *cell = g_ptr_array_index(cells, c);
-			g_string_append(line, cell);
+			g_string_append(out, cell);
 			if (c + 1 < cells->len) {
 				for (gsize w = cli_text_width(cell); w < widths[c] + 2; w++)
-					g_string_append_c(line, ' ');
+					g_string_append_c(out, ' ');
 			}
 		}
-		g_string_append_printf(out, "%s\n", line->str);
+		cli_table_end_line(out, start);
 	}
 }
 
@@ -250,10 +252,10 @@ static GPtrArray *cli_compare_cells_new(void)
 	return g_ptr_array_new_with_free_func(g_free);
 }
 
-/* Guest text into a cell: escaped once, here. */
+/* Guest text into a cell: escaped once, here, and capped as a table's cells. */
 static void cli_compare_add_cell(GPtrArray *cells, char *text)
 {
-	g_ptr_array_add(cells, cli_escape_terminal(text));
+	g_ptr_array_add(cells, cli_table_escape_cell(text, CLI_TABLE_CELL_MAX));
 	g_free(text);
 }
 
@@ -266,6 +268,8 @@ static char *cli_compare_cell_text(const CliCompareCell *cell, const char *unit)
 		return cli_compare_format_value(cell->value, unit);
 	return cli_compare_format_value_sd(cell->value, cell->stddev, unit);
 }
+
+static void cli_compare_append_line(GString *out, const char *text);
 
 static void cli_compare_render_group(CliComparison *cmp, GString *out, guint first, guint end,
                                      const char *const *labels)
@@ -280,10 +284,7 @@ static void cli_compare_render_group(CliComparison *cmp, GString *out, guint fir
 	title = g_strdup_printf("%s (%s, %s%s%s)", head->metric, head->test, head->unit,
 	                        head->lower_is_better ? ", lower is better" : "",
 	                        head->headline ? "" : "; not in the summary");
-	{
-		g_autofree char *escaped = cli_escape_terminal(title);
-		g_string_append_printf(out, "%s\n", escaped);
-	}
+	cli_compare_append_line(out, title);
 	g_ptr_array_add(rows, header);
 	g_ptr_array_add(header, g_strdup("LABELS"));
 	for (guint c = 0; c < n; c++)
@@ -349,25 +350,39 @@ static void cli_compare_append_wrapped(GString *out, const char *text, const cha
 	g_autoptr(GString) line = g_string_new_len(escaped, lead);
 
 	for (guint i = 0; words[i] != NULL; i++) {
-		if (line->len > lead && cli_text_width(line->str) + 1 + cli_text_width(words[i]) >
-		                            CLI_COMPARE_TEXT_WIDTH) {
-			g_string_append_printf(out, "%s\n", line->str);
+		/* a word of guest text is capped as a table's cell: folding cannot split it */
+		g_autofree char *word = cli_text_truncate(words[i], CLI_TABLE_CELL_MAX);
+
+		if (line->len > lead &&
+		    cli_text_width(line->str) + 1 + cli_text_width(word) > CLI_COMPARE_TEXT_WIDTH) {
+			gsize start = out->len;
+
+			g_string_append(out, line->str);
+			cli_table_end_line(out, start);
 			g_string_assign(line, indent);
 			lead = line->len;
 		} else if (line->len > lead) {
 			g_string_append_c(line, ' ');
 		}
-		g_string_append(line, words[i]);
+		g_string_append(line, word);
 	}
-	g_string_append_printf(out, "%s\n", line->str);
+	{
+		gsize start = out->len;
+
+		g_string_append(out, line->str);
+		cli_table_end_line(out, start);
+	}
 }
 
-/* One line of ours around guest text: the whole text is escaped, the newline added after. */
+/* One line of ours around guest text: escaped, capped as a table's last cell, cut to the terminal.
+ */
 static void cli_compare_append_line(GString *out, const char *text)
 {
-	g_autofree char *escaped = cli_escape_terminal(text);
-	g_string_append(out, escaped);
-	g_string_append_c(out, '\n');
+	g_autofree char *cell = cli_table_escape_cell(text, CLI_TABLE_LAST_CELL_MAX);
+	gsize start = out->len;
+
+	g_string_append(out, cell);
+	cli_table_end_line(out, start);
 }
 
 /*

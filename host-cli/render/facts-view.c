@@ -6,6 +6,7 @@
 #include "analysis/units.h"
 #include "render/escape.h"
 #include "render/facts-view.h"
+#include "render/table.h"
 #include "render/csv.h"
 
 /*
@@ -81,21 +82,26 @@ static char *fmt_strv(const CliFactStrv *strv)
 
 #define CLI_LABEL_WIDTH 12
 
+/* Guest text in both: capped and cut as the cells and lines of a table. */
 static void table_line(GString *out, const char *label, const char *value)
 {
+	g_autofree char *label_cell = cli_table_escape_cell(label, CLI_TABLE_CELL_MAX);
+	g_autofree char *value_cell = cli_table_escape_cell(value, CLI_TABLE_LAST_CELL_MAX);
 	gsize start = out->len;
+
 	g_string_append(out, "  ");
-	cli_escape_append(out, label);
-	while (g_utf8_strlen(out->str + start, -1) < CLI_LABEL_WIDTH + 2)
+	g_string_append(out, label_cell);
+	while (cli_text_width(out->str + start) < CLI_LABEL_WIDTH + 2)
 		g_string_append_c(out, ' ');
 	g_string_append_c(out, ' ');
-	cli_escape_append(out, value);
-	g_string_append_c(out, '\n');
+	g_string_append(out, value_cell);
+	cli_table_end_line(out, start);
 }
 
 static void table_flags(GString *out, const CliFactStrv *flags, gboolean color)
 {
 	const char *const shown[] = { "aes", "pclmulqdq", "avx2", "vaes", "sha_ni", "vmx", "svm" };
+	gsize start = out->len;
 
 	g_string_append(out, "  flags        ");
 	if (!cli_fact_ok(&flags->fact)) {
@@ -113,7 +119,7 @@ static void table_flags(GString *out, const CliFactStrv *flags, gboolean color)
 		if (color)
 			g_string_append(out, CLI_COLOR_RESET);
 	}
-	g_string_append_c(out, '\n');
+	cli_table_end_line(out, start);
 }
 
 static char *fmt_hypervisor(const CliFactsHypervisor *hv)
@@ -276,13 +282,14 @@ void cli_facts_view_table(GString *out, const char *guest, const CliFacts *facts
 	g_autofree char *osline = g_strdup_printf("%s, kernel %s", pretty, kernel);
 	g_autofree char *agent = fmt_string(&facts->agent_version);
 	guint n_errors = cli_fact_ok(&facts->errors.fact) ? facts->errors.items->len : 0;
+	gsize start = out->len;
 
 	if (color)
 		g_string_append(out, CLI_COLOR_BOLD);
 	cli_escape_append(out, guest);
 	if (color)
 		g_string_append(out, CLI_COLOR_RESET);
-	g_string_append_c(out, '\n');
+	cli_table_end_line(out, start);
 	if (sections & CLI_FACTS_SECTION_CPU)
 		table_cpu(out, &facts->cpu, color);
 	if (sections & CLI_FACTS_SECTION_MEMORY)

@@ -114,14 +114,71 @@ char *cli_table_header_key(const char *header)
  * line never wraps into what would look like a row of its own. CSV and JSON
  * keep every value whole.
  */
-#define CLI_TABLE_CELL_MAX 60
-#define CLI_TABLE_LAST_CELL_MAX 240
-
 static gsize cli_table_line_width = 0;
 
 void cli_table_set_terminal_width(gsize columns)
 {
 	cli_table_line_width = columns;
+}
+
+char *cli_table_escape_cell(const char *text, gsize max)
+{
+	g_autofree char *escaped = cli_escape_terminal(text != NULL ? text : "");
+
+	if (cli_text_width(escaped) <= max)
+		return g_steal_pointer(&escaped);
+	return cli_text_truncate(escaped, max);
+}
+
+/* Bytes of a colour sequence ("\033[...m") at p, 0 when there is none. */
+static gsize cli_table_color_len(const char *p)
+{
+	gsize n = 2;
+
+	if (p[0] != '\033' || p[1] != '[')
+		return 0;
+	while (p[n] != '\0' && (g_ascii_isdigit(p[n]) || p[n] == ';'))
+		n++;
+	return p[n] == 'm' ? n + 1 : 0;
+}
+
+void cli_table_end_line(GString *out, gsize start)
+{
+	gsize limit = cli_table_line_width;
+	gsize used = 0;
+	gsize cut = 0;
+	gboolean colored = FALSE;
+
+	if (limit == 0) {
+		g_string_append_c(out, '\n');
+		return;
+	}
+	for (const char *p = out->str + start; *p != '\0';) {
+		gsize seq = cli_table_color_len(p);
+		gunichar c;
+		gsize w;
+
+		if (seq > 0) {
+			colored = TRUE;
+			p += seq;
+			continue;
+		}
+		c = g_utf8_get_char(p);
+		w = g_unichar_iszerowidth(c) ? 0 : g_unichar_iswide(c) ? 2 : 1;
+		/* one column stays free for the ellipsis */
+		if (used + w <= limit - 1)
+			cut = (gsize)(g_utf8_next_char(p) - out->str);
+		used += w;
+		if (used > limit) {
+			g_string_truncate(out, cut);
+			g_string_append(out, "\u2026");
+			if (colored)
+				g_string_append(out, CLI_COLOR_RESET);
+			break;
+		}
+		p = g_utf8_next_char(p);
+	}
+	g_string_append_c(out, '\n');
 }
 
 static const char *cli_table_status_color(const char *value)
@@ -188,14 +245,8 @@ static GPtrArray *cli_table_escape_row(GPtrArray *cells)
 
 	for (guint i = 0; i < cells->len; i++) {
 		gsize max = i + 1 < cells->len ? CLI_TABLE_CELL_MAX : CLI_TABLE_LAST_CELL_MAX;
-		char *escaped = cli_escape_terminal(g_ptr_array_index(cells, i));
 
-		if (cli_text_width(escaped) > max) {
-			char *cut = cli_text_truncate(escaped, max);
-			g_free(escaped);
-			escaped = cut;
-		}
-		g_ptr_array_add(row, escaped);
+		g_ptr_array_add(row, cli_table_escape_cell(g_ptr_array_index(cells, i), max));
 	}
 	return row;
 }

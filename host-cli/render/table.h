@@ -33,6 +33,23 @@ void cli_table_render(const CliTable *table, gboolean color, GString *out);
  */
 void cli_table_set_terminal_width(gsize columns);
 
+/*
+ * For text views that draw their own lines (facts, audit, compare), the same
+ * rules as the table's: a cell of guest text is at most CLI_TABLE_CELL_MAX
+ * columns (a line's last one, CLI_TABLE_LAST_CELL_MAX), and every line is cut
+ * to the terminal's width.
+ */
+#define CLI_TABLE_CELL_MAX 60
+#define CLI_TABLE_LAST_CELL_MAX 240
+/* text escaped for the terminal and cut to max columns with "…". */
+char *cli_table_escape_cell(const char *text, gsize max);
+/*
+ * Ends the line that begins at byte start of out: on a terminal, cuts it to
+ * the terminal's width with "…" (the CLI's colour sequences take no columns; a
+ * cut line ends with a colour reset if it had any), then appends the newline.
+ */
+void cli_table_end_line(GString *out, gsize start);
+
 /* What a column holds, for JSON: text (the default), a whole number, a number. */
 typedef enum {
 	CLI_COLUMN_TEXT,
