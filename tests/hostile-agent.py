@@ -17,6 +17,10 @@ is an object whose member NAME is that array; with "__value__": TEXT, each eleme
 TEXT (raw JSON) instead of 0. With "__stale__" in the scenario, its value
 (any of the forms above) is sent as a reply with another id before each
 guest-sync-delimited answer: stale replies an earlier client left behind.
+With "__qmp__" in the scenario it poses as a QEMU monitor instead: on each connection
+it first sends the scenario's "__greeting__" (any of the forms above; absent: a real
+QEMU 7.2 greeting; null: none at all), answers qmp_capabilities with {} unless the
+scenario names it, and every other command as above.
 With HOSTILE_AGENT_LOG set, the name of every command received is appended to that
 file, one a line (so a test can tell, e.g., that gb-bench-cancel arrived).
 """
@@ -104,12 +108,39 @@ def answer(conn, scenario, request):
     send_return(conn, reply, request)
 
 
+QEMU_GREETING = {"QMP": {"version": {"qemu": {"micro": 19, "minor": 2, "major": 7},
+                                      "package": "Debian 1:7.2+dfsg-7+deb12u7"},
+                          "capabilities": ["oob"]}}
+
+
+def greet(conn, scenario):
+    greeting = scenario.get("__greeting__", QEMU_GREETING)
+    if greeting is None:
+        return
+    if isinstance(greeting, dict) and "__raw__" in greeting:
+        conn.sendall(greeting["__raw__"].encode("utf-8", "surrogateescape"))
+    elif isinstance(greeting, dict) and "__zeros__" in greeting:
+        conn.sendall(b'{"QMP": ' + zeros(greeting) + b"}\n")
+    else:
+        conn.sendall(json.dumps(greeting).encode() + b"\n")
+
+
 def serve(conn, scenario):
     decoder = json.JSONDecoder()
     buf = ""
+    if "__qmp__" in scenario:
+        scenario = dict(scenario)
+        scenario.setdefault("qmp_capabilities", {})
+        try:
+            greet(conn, scenario)
+        except OSError:
+            return
     with conn:
         while True:
-            data = conn.recv(65536)
+            try:
+                data = conn.recv(65536)
+            except OSError:  # the CLI reset the connection: it is done with this guest
+                return
             if not data:
                 return
             buf += data.replace(b"\xff", b"").decode("utf-8", "replace")
