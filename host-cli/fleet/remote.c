@@ -179,6 +179,9 @@ typedef struct {
 	CliApp *app;
 	const char *host;
 	GSubprocess *proc;
+	GByteArray *out_buf; /* what came so far, up to CLI_REMOTE_MAX_OUTPUT */
+	GByteArray *err_buf; /* its last CLI_REMOTE_MAX_ERR bytes */
+	guint n_pending;     /* the two reads and the wait still running */
 	char *out;
 	char *err;
 	GError *error; /* not started, spawn or communicate failed, cut off */
@@ -191,6 +194,10 @@ typedef struct {
 static void cli_remote_host_free(CliRemoteHost *rh)
 {
 	g_clear_object(&rh->proc);
+	if (rh->out_buf != NULL)
+		g_byte_array_unref(rh->out_buf);
+	if (rh->err_buf != NULL)
+		g_byte_array_unref(rh->err_buf);
 	g_free(rh->out);
 	g_free(rh->err);
 	g_clear_error(&rh->error);
@@ -202,12 +209,17 @@ static const char *cli_remote_signame(int signum)
 	return signum == SIGINT ? "SIGINT" : "SIGTERM";
 }
 
-static void cli_remote_communicate_cb(GObject *source, GAsyncResult *res, gpointer user_data)
+/* Both streams at their end and the process gone: what it wrote is the host's answer. */
+static void cli_remote_finish_output(CliRemoteHost *rh)
 {
-	CliRemoteHost *rh = user_data;
-
-	g_subprocess_communicate_utf8_finish(G_SUBPROCESS(source), res, &rh->out, &rh->err,
-	                                     &rh->error);
+	g_byte_array_append(rh->out_buf, (const guint8 *)"", 1);
+	g_byte_array_append(rh->err_buf, (const guint8 *)"", 1);
+	rh->err = g_utf8_make_valid((const char *)rh->err_buf->data, -1);
+	if (rh->error == NULL && !g_utf8_validate((const char *)rh->out_buf->data, -1, NULL))
+		rh->error = g_error_new_literal(GB_ERROR, GB_ERROR_PARSE,
+		                                "the document is not valid UTF-8");
+	if (rh->error == NULL)
+		rh->out = (char *)g_byte_array_free(g_steal_pointer(&rh->out_buf), FALSE);
 	if (rh->timed_out) {
 		g_clear_error(&rh->error);
 		g_set_error_literal(&rh->error, GB_ERROR, GB_ERROR_TIMEOUT,
@@ -219,6 +231,67 @@ static void cli_remote_communicate_cb(GObject *source, GAsyncResult *res, gpoint
 	}
 	rh->done = TRUE;
 	g_main_context_wakeup(rh->app->context);
+}
+
+static void cli_remote_read(CliRemoteHost *rh, GInputStream *stream);
+
+static void cli_remote_pending_done(CliRemoteHost *rh)
+{
+	if (--rh->n_pending == 0)
+		cli_remote_finish_output(rh);
+}
+
+/*
+ * A hostile or broken host may write without end: stdout stops at
+ * CLI_REMOTE_MAX_OUTPUT (an error, and ssh is ended), stderr keeps its last
+ * CLI_REMOTE_MAX_ERR bytes, where the message is.
+ */
+static void cli_remote_read_cb(GObject *source, GAsyncResult *res, gpointer user_data)
+{
+	CliRemoteHost *rh = user_data;
+	GInputStream *stream = G_INPUT_STREAM(source);
+	gboolean is_out = stream == g_subprocess_get_stdout_pipe(rh->proc);
+	GByteArray *buf = is_out ? rh->out_buf : rh->err_buf;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GBytes) bytes = g_input_stream_read_bytes_finish(stream, res, &error);
+	gsize n = bytes != NULL ? g_bytes_get_size(bytes) : 0;
+
+	if (bytes == NULL && rh->error == NULL)
+		rh->error = g_steal_pointer(&error);
+	if (n == 0) {
+		cli_remote_pending_done(rh);
+		return;
+	}
+	g_byte_array_append(buf, g_bytes_get_data(bytes, NULL), (guint)n);
+	if (is_out && buf->len > CLI_REMOTE_MAX_OUTPUT) {
+		if (rh->error == NULL)
+			rh->error = g_error_new(GB_ERROR, GB_ERROR_TOO_LARGE,
+			                        "the document is larger than %d MiB",
+			                        CLI_REMOTE_MAX_OUTPUT / (1024 * 1024));
+		g_byte_array_set_size(buf, 0);
+		g_subprocess_force_exit(rh->proc);
+		cli_remote_pending_done(rh);
+		return;
+	}
+	if (!is_out && buf->len > CLI_REMOTE_MAX_ERR)
+		g_byte_array_remove_range(buf, 0, buf->len - CLI_REMOTE_MAX_ERR);
+	cli_remote_read(rh, stream);
+}
+
+static void cli_remote_read(CliRemoteHost *rh, GInputStream *stream)
+{
+	g_input_stream_read_bytes_async(stream, 65536, G_PRIORITY_DEFAULT, rh->app->cancellable,
+	                                cli_remote_read_cb, rh);
+}
+
+static void cli_remote_wait_cb(GObject *source, GAsyncResult *res, gpointer user_data)
+{
+	CliRemoteHost *rh = user_data;
+	g_autoptr(GError) error = NULL;
+
+	if (!g_subprocess_wait_finish(G_SUBPROCESS(source), res, &error) && rh->error == NULL)
+		rh->error = g_steal_pointer(&error);
+	cli_remote_pending_done(rh);
 }
 
 /* The run's state that the main loop's sources change. */
@@ -342,10 +415,7 @@ static int cli_remote_collect(CliMerge *merge, CliRemoteHost *rh)
 		    rc == CLI_EXIT_BUSY) {
 			gsize len = rh->out != NULL ? strlen(rh->out) : 0;
 
-			if (len > CLI_REMOTE_MAX_OUTPUT) {
-				message = g_strdup("the document is too large");
-			} else if (cli_merge_add_data(merge, source, rh->host, rh->out, len,
-			                              &error)) {
+			if (cli_merge_add_data(merge, source, rh->host, rh->out, len, &error)) {
 				return rc;
 			} else {
 				message = g_strdup(error->message);
@@ -386,8 +456,13 @@ static gboolean cli_remote_start(CliRemoteHost *rh, GSubprocessLauncher *launche
 	}
 	g_debug("%s: %s", rh->host, (const char *)g_ptr_array_index(argv, argv->len - 2));
 	/* empty stdin: ssh must not read the terminal */
-	g_subprocess_communicate_utf8_async(rh->proc, "", rh->app->cancellable,
-	                                    cli_remote_communicate_cb, rh);
+	g_output_stream_close(g_subprocess_get_stdin_pipe(rh->proc), NULL, NULL);
+	rh->out_buf = g_byte_array_new();
+	rh->err_buf = g_byte_array_new();
+	rh->n_pending = 3;
+	cli_remote_read(rh, g_subprocess_get_stdout_pipe(rh->proc));
+	cli_remote_read(rh, g_subprocess_get_stderr_pipe(rh->proc));
+	g_subprocess_wait_async(rh->proc, rh->app->cancellable, cli_remote_wait_cb, rh);
 	return TRUE;
 }
 

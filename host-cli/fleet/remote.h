@@ -22,8 +22,10 @@ G_BEGIN_DECLS
 #define CLI_REMOTE_MAX_HOSTS 1000
 /* --host-jobs: ssh sessions at once (pdsh's fanout is 32, Ansible's forks 5). */
 #define CLI_REMOTE_DEFAULT_JOBS 16
-/* Largest document read back from one host. */
+/* Largest document read back from one host: more is an error, and its ssh is ended. */
 #define CLI_REMOTE_MAX_OUTPUT (256 * 1024 * 1024)
+/* stderr kept from one host: its last bytes, where the message is. */
+#define CLI_REMOTE_MAX_ERR (64 * 1024)
 
 /* The --hosts option callback (data is the CliApp); checks each host name. */
 gboolean cli_remote_option_cb(const char *option_name, const char *value, gpointer data,

@@ -56,8 +56,34 @@ if host == "down":
 if host == "garbage":
     print("Welcome to garbage!")
     sys.exit(0)
+if host == "flood":
+    # a hostile hypervisor: a document without end
+    sys.stdout.buffer.write(b'{"command": "ping", "guests": [')
+    chunk = b'{"name": "x", "status": "ok"},' * 4096
+    try:
+        while True:
+            sys.stdout.buffer.write(chunk)
+    except BrokenPipeError:
+        sys.exit(0)
+if host == "errflood":
+    # 110 MB of messages with terminal escapes, then a last line
+    chunk = (b"\x1b]0;owned\x07" + b"e" * 100 + b"\n") * 1000
+    for _ in range(1000):
+        sys.stderr.buffer.write(chunk)
+    sys.stderr.buffer.write(b"ssh: \x1b[2Jthe last line\n")
+    sys.exit(255)
+poison = host == "poison"
+if poison:
+    host = "hv-a"
 hostdir = os.path.join(os.environ["FAKE_SSH_HOSTS"], host)
 env = dict(os.environ, PATH=os.environ["FAKE_SSH_BIN"] + ":" + os.environ["PATH"])
+if poison:
+    # the real document with the guest's name replaced by escapes and 300 columns
+    import json
+    p = subprocess.run(["sh", "-c", command], cwd=hostdir, env=env, stdout=subprocess.PIPE)
+    name = json.dumps("\x1b]0;owned\x07\x1b[2J\u009b31m\u202e" + "w" * 300)[1:-1]
+    sys.stdout.buffer.write(p.stdout.replace(b'"web1"', b'"' + name.encode() + b'"'))
+    sys.exit(p.returncode)
 sys.exit(subprocess.run(["sh", "-c", command], cwd=hostdir, env=env).returncode)
 '''
 
@@ -270,6 +296,40 @@ def main():
                 env=env)
         check("table: a section per host",
               "== host hv-a ==" in p.stdout and "== host hv-b ==" in p.stdout, p.stdout)
+
+        # a hostile hypervisor: a document without end, 110 MB of stderr, poisoned names
+        start = time.monotonic()
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            proc = subprocess.Popen([CLI, "--hosts", "flood,errflood,hv-a", "ping",
+                                     "--inventory", "fleet.ini", "--format", "json"],
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env)
+            try:
+                status = proc.wait(120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                status = None
+            out.seek(0)
+            text = out.read().decode(errors="replace")
+        check("hostile hosts: over in time (%.1f s)" % (time.monotonic() - start),
+              status is not None, text[:300])
+        try:
+            by_host = {g["host"]: g for g in json.loads(text)["guests"]}
+        except (ValueError, KeyError):
+            by_host = {}
+        check("a host writing without end: an error naming the 256 MiB limit",
+              by_host.get("flood", {}).get("error") ==
+              "host flood: the document is larger than 256 MiB", by_host.get("flood"))
+        check("110 MB of stderr: the error is its last line, escaped",
+              by_host.get("errflood", {}).get("error", "").endswith(
+                  "\x1b[2Jthe last line"), by_host.get("errflood", {}).get("error", "")[-300:])
+        check("the honest host beside them: ok", by_host.get("hv-a", {}).get("status") == "ok",
+              by_host.get("hv-a"))
+        p = cli("--hosts", "poison", "ping", "--inventory", "fleet.ini", env=env)
+        check("poisoned guest names from a host: escaped and cut in the table",
+              p.returncode == 0 and "\x1b" not in p.stdout and "\u202e" not in p.stdout
+              and "\\x1b]0;owned\\x07" in p.stdout and "w" * 61 not in p.stdout
+              and "…" in p.stdout, p.stdout[:600])
 
         # refused before any ssh runs
         open(log, "w").close()
