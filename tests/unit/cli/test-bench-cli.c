@@ -397,6 +397,109 @@ static void test_net_end_bad_peer(void)
 	g_assert_nonnull(strstr(error->message, "bad magic"));
 }
 
+/* A hostile agent's end of one GBNET1 stream, on its own thread. */
+typedef struct {
+	guint port;
+	guint dir;
+	gboolean lie;    /* receiver: report more bytes than were sent */
+	gboolean no_end; /* sender: never stop, never half-close */
+	gboolean got_go;
+} HostilePeer;
+
+static gpointer hostile_peer_run(gpointer data)
+{
+	HostilePeer *peer = data;
+	g_autoptr(GSocketClient) client = g_socket_client_new();
+	g_autoptr(GSocketConnection) conn = NULL;
+	g_autofree char *where = g_strdup_printf("127.0.0.1:%u", peer->port);
+	g_autofree guint8 *chunk = g_malloc0(65536);
+	GInputStream *in;
+	GOutputStream *out;
+	guint8 hdr[CLI_NET_HEADER_LEN];
+	guint8 go = 0;
+
+	conn = g_socket_client_connect_to_host(client, where, 0, NULL, NULL);
+	if (conn == NULL)
+		return NULL;
+	in = g_io_stream_get_input_stream(G_IO_STREAM(conn));
+	out = g_io_stream_get_output_stream(G_IO_STREAM(conn));
+	cli_net_header_build(hdr, peer->dir, 0, 1, 1, 0);
+	if (!g_output_stream_write_all(out, hdr, sizeof(hdr), NULL, NULL, NULL) ||
+	    g_input_stream_read(in, &go, 1, NULL, NULL) != 1 || go != 'G')
+		return NULL;
+	peer->got_go = TRUE;
+	if (peer->no_end) {
+		/* until the host end closes the connection */
+		while (g_output_stream_write_all(out, chunk, 65536, NULL, NULL, NULL))
+			;
+	} else if (peer->lie) {
+		guint8 report[CLI_NET_REPORT_LEN];
+
+		while (g_input_stream_read(in, chunk, 65536, NULL, NULL) > 0)
+			;
+		cli_net_report_build(report, G_MAXUINT64 / 2, 500000000);
+		g_output_stream_write_all(out, report, sizeof(report), NULL, NULL, NULL);
+	}
+	return NULL;
+}
+
+/*
+ * The host end against a hostile peer on real sockets: a sender that never
+ * stops is cut off GB_NETBENCH_GRACE_S after the agreed end, a receiver
+ * that reports more bytes than it got is refused.
+ */
+static void test_net_end_hostile_peer(void)
+{
+	const struct {
+		guint dir;
+		gboolean lie;
+		gboolean no_end;
+		const char *message;
+		gint code;
+	} cases[] = {
+		{ CLI_NET_DIR_G2H, FALSE, TRUE, "did not finish the transfer within",
+		  GB_ERROR_TIMEOUT },
+		{ CLI_NET_DIR_H2G, TRUE, FALSE, "report is implausible", GB_ERROR_PARSE },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		CliNetConfig cfg = { .role = CLI_NET_HOST_LISTENS,
+			             .address = (char *)"127.0.0.1",
+			             .port = 0,
+			             .h2g = cases[i].dir == CLI_NET_DIR_H2G,
+			             .g2h = cases[i].dir == CLI_NET_DIR_G2H,
+			             .streams = 1,
+			             .seconds = 1,
+			             .omit = 0,
+			             .runs = 1,
+			             .setup_timeout = 10 };
+		g_autoptr(CliNetEnd) end = cli_net_end_new(&cfg);
+		g_autoptr(GError) error = NULL;
+		HostilePeer peer = { .dir = cases[i].dir,
+			             .lie = cases[i].lie,
+			             .no_end = cases[i].no_end };
+		GThread *thread;
+		gint64 start = g_get_monotonic_time();
+
+		g_assert_true(cli_net_end_listen(end, &error));
+		g_assert_true(cli_net_end_start(end, &error));
+		peer.port = cli_net_end_get_port(end);
+		thread = g_thread_new("hostile-peer", hostile_peer_run, &peer);
+		while (!cli_net_end_check(end, &error)) {
+			g_assert_cmpint(g_get_monotonic_time() - start, <,
+			                (1 + GB_NETBENCH_GRACE_S + 10) * G_USEC_PER_SEC);
+			g_usleep(20000);
+		}
+		g_test_message("%s", error != NULL ? error->message : "no error");
+		g_assert_error(error, GB_ERROR, cases[i].code);
+		g_assert_nonnull(strstr(error->message, cases[i].message));
+		cli_net_end_stop(end);
+		g_clear_pointer(&end, cli_net_end_free);
+		g_thread_join(thread);
+		g_assert_true(peer.got_go);
+	}
+}
+
 /* Stopping a host end that waits for connections returns at once. */
 static void test_net_end_stop(void)
 {
@@ -623,6 +726,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/bench-cli/net/report", test_net_report);
 	g_test_add_func("/bench-cli/net/listen-timeout", test_net_end_listen_timeout);
 	g_test_add_func("/bench-cli/net/bad-peer", test_net_end_bad_peer);
+	g_test_add_func("/bench-cli/net/hostile-peer", test_net_end_hostile_peer);
 	g_test_add_func("/bench-cli/net/stop", test_net_end_stop);
 	g_test_add_func("/bench-cli/results/name", test_results_name);
 	g_test_add_func("/bench-cli/results/save-list", test_results_save_list);
