@@ -69,6 +69,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	chunk = (data[0] % 64) + 1;
+	/* half the inputs also under a values limit, as the CLI's streams are */
+	if (data[0] & 0x80)
+		gb_framer_set_max_values(framer, (data[0] % 16) + 1);
 	while (off < size) {
 		gsize n = MIN(chunk, size - off);
 		gsize done = gb_framer_push(framer, data + off, n, fuzz_framer_cb, &ctx);
