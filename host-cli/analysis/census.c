@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <string.h>
+
 #include "analysis/census.h"
 #include "analysis/facts.h"
+#include "gb-error.h"
+#include "gb-json.h"
 
 static void cli_census_guest_free(CliCensusGuest *g)
 {
@@ -33,7 +37,17 @@ static void cli_census_scope_free(CliCensusScope *s)
 	g_free(s->tag);
 	g_strfreev(s->baseline);
 	g_free(s->majority);
+	g_free(s->qemu_model);
+	g_strfreev(s->qemu_beyond);
 	g_free(s);
+}
+
+static void cli_census_qemu_model_free(CliCensusQemuModel *m)
+{
+	g_free(m->name);
+	g_strfreev(m->flags);
+	g_strfreev(m->unavailable);
+	g_free(m);
 }
 
 CliCensus *cli_census_new(void)
@@ -57,6 +71,9 @@ void cli_census_free(CliCensus *census)
 	g_ptr_array_unref(census->guests);
 	g_strfreev(census->baseline);
 	g_strfreev(census->all_flags);
+	if (census->qemu_models != NULL)
+		g_ptr_array_unref(census->qemu_models);
+	g_free(census->qemu_error);
 	g_free(census);
 }
 
@@ -170,6 +187,274 @@ void cli_census_add(CliCensus *census, const char *name, const char *source,
 		g->hypervisor = g_strdup("none");
 	else
 		g->hypervisor = g_strdup("unknown");
+}
+
+/* ---- the host's QEMU models ----------------------------------------------------------- */
+
+/* QEMU features whose /proc/cpuinfo name is not the QEMU name with '-' and '.' as '_'. */
+static const struct {
+	const char *qemu;
+	const char *linux_name;
+} cli_census_qemu_renames[] = {
+	{ "tsc-deadline", "tsc_deadline_timer" },
+	{ "avx512vbmi2", "avx512_vbmi2" },
+	{ "avx512vnni", "avx512_vnni" },
+	{ "avx512bitalg", "avx512_bitalg" },
+	{ "cr8legacy", "cr8_legacy" },
+	{ "tsx-ldtrk", "tsxldtrk" },
+	{ "pause-filter", "pausefilter" },
+	{ "sgxlc", "sgx_lc" },
+	{ "xstore", "rng" },
+	{ "xstore-en", "rng_en" },
+	{ "xcrypt", "ace" },
+	{ "xcrypt-en", "ace_en" },
+};
+
+/*
+ * QEMU features a guest kernel never lists in /proc/cpuinfo: bits of
+ * IA32_ARCH_CAPABILITIES and IA32_PERF_CAPABILITIES (the parent bit,
+ * arch_capabilities, is listed), and bits Linux keeps to itself.
+ */
+static const char *const cli_census_qemu_unlisted[] = {
+	"ibrs-all",
+	"mds-no",
+	"rdctl-no",
+	"ssb-no",
+	"taa-no",
+	"rsba",
+	"pschange-mc-no",
+	"skip-l1dfl-vmentry",
+	"tsx-ctrl",
+	"fb-clear",
+	"sbdr-ssdp-no",
+	"fbsdp-no",
+	"psdp-no",
+	"full-width-write",
+	"amd-no-ssb",
+	"core-capability",
+	"split-lock-detect",
+	"svme-addr-chk",
+	"lmce",
+	NULL,
+};
+
+char *cli_census_flag_from_qemu(const char *feature)
+{
+	/* VMX capabilities, KVM's and Hyper-V's enlightenments */
+	if (g_str_has_prefix(feature, "vmx-") || g_str_has_prefix(feature, "kvm") ||
+	    g_str_has_prefix(feature, "hv-") || g_strv_contains(cli_census_qemu_unlisted, feature))
+		return NULL;
+	for (guint i = 0; i < G_N_ELEMENTS(cli_census_qemu_renames); i++) {
+		if (strcmp(feature, cli_census_qemu_renames[i].qemu) == 0)
+			return g_strdup(cli_census_qemu_renames[i].linux_name);
+	}
+	return g_strdelimit(g_strdup(feature), "-.", '_');
+}
+
+/* The name of a definition worth expanding, NULL when it is not one (or malformed: error). */
+static const char *cli_census_qemu_candidate(JsonNode *node, guint i, JsonObject **def,
+                                             GError **error)
+{
+	g_autofree char *what = g_strdup_printf("query-cpu-definitions[%u]", i);
+	const char *name = NULL;
+	const char *alias = NULL;
+	gboolean safe = FALSE;
+
+	if (!gb_json_node_get_object(node, what, def, error) ||
+	    !gb_json_get_string(*def, "name", GB_JSON_REQUIRED, &name, error) ||
+	    !gb_json_get_string(*def, "alias-of", GB_JSON_OPTIONAL, &alias, error) ||
+	    !gb_json_get_bool(*def, "migration-safe", GB_JSON_OPTIONAL, &safe, error))
+		return NULL;
+	/* host and max are not migration-safe; base is the empty model static expansion uses */
+	if (alias != NULL || !safe || strcmp(name, "base") == 0)
+		return NULL;
+	return name;
+}
+
+char **cli_census_qemu_candidates(JsonNode *definitions, GError **error)
+{
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	JsonArray *defs;
+
+	if (definitions == NULL || !JSON_NODE_HOLDS_ARRAY(definitions)) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "query-cpu-definitions did not return a list");
+		return NULL;
+	}
+	defs = json_node_get_array(definitions);
+	for (guint i = 0; i < json_array_get_length(defs); i++) {
+		JsonObject *def = NULL;
+		const char *name =
+		    cli_census_qemu_candidate(json_array_get_element(defs, i), i, &def, error);
+
+		if (name == NULL && error != NULL && *error != NULL)
+			return NULL;
+		if (name != NULL)
+			g_ptr_array_add(names, g_strdup(name));
+	}
+	g_ptr_array_add(names, NULL);
+	return (char **)g_ptr_array_free(g_steal_pointer(&names), FALSE);
+}
+
+/* One model from its definition and the "return" of its static expansion. */
+static CliCensusQemuModel *cli_census_qemu_model(const char *name, JsonObject *def,
+                                                 JsonNode *expansion, GError **error)
+{
+	g_autoptr(GPtrArray) flags = g_ptr_array_new_with_free_func(g_free);
+	g_auto(GStrv) unavailable = NULL;
+	JsonObject *ret = NULL;
+	JsonObject *model = NULL;
+	JsonObject *props = NULL;
+	CliCensusQemuModel *m;
+	JsonObjectIter it;
+	const char *prop;
+	JsonNode *value;
+
+	if (!gb_json_get_strv(def, "unavailable-features", GB_JSON_OPTIONAL, &unavailable, error))
+		return NULL;
+	if (expansion == NULL) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT, "no expansion");
+		return NULL;
+	}
+	if (!gb_json_node_get_object(expansion, "query-cpu-model-expansion", &ret, error) ||
+	    !gb_json_get_object(ret, "model", GB_JSON_REQUIRED, &model, error) ||
+	    !gb_json_get_object(model, "props", GB_JSON_REQUIRED, &props, error))
+		return NULL;
+	json_object_iter_init(&it, props);
+	while (json_object_iter_next(&it, &prop, &value)) {
+		char *flag;
+
+		/* the features are booleans; family, vendor, model-id... are not */
+		if (!JSON_NODE_HOLDS_VALUE(value) ||
+		    json_node_get_value_type(value) != G_TYPE_BOOLEAN ||
+		    !json_node_get_boolean(value))
+			continue;
+		flag = cli_census_flag_from_qemu(prop);
+		if (flag != NULL)
+			g_ptr_array_add(flags, flag);
+	}
+	g_ptr_array_add(flags, NULL);
+	m = g_new0(CliCensusQemuModel, 1);
+	m->name = g_strdup(name);
+	m->flags = cli_census_sorted((const char *const *)flags->pdata);
+	m->unavailable = unavailable != NULL ? g_steal_pointer(&unavailable) : g_new0(char *, 1);
+	return m;
+}
+
+void cli_census_set_qemu(CliCensus *census, JsonNode *definitions, JsonObject *expansions)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GString) bad = g_string_new(NULL);
+	JsonArray *defs;
+
+	if (census->qemu_models == NULL)
+		census->qemu_models =
+		    g_ptr_array_new_with_free_func((GDestroyNotify)cli_census_qemu_model_free);
+	if (definitions == NULL || !JSON_NODE_HOLDS_ARRAY(definitions)) {
+		cli_census_set_qemu_error(census, "query-cpu-definitions did not return a list");
+		return;
+	}
+	defs = json_node_get_array(definitions);
+	for (guint i = 0; i < json_array_get_length(defs); i++) {
+		JsonObject *def = NULL;
+		const char *name =
+		    cli_census_qemu_candidate(json_array_get_element(defs, i), i, &def, &error);
+		CliCensusQemuModel *m;
+
+		if (name == NULL) {
+			if (error != NULL)
+				g_string_append_printf(bad, "%s%s", bad->len > 0 ? "; " : "",
+				                       error->message);
+			g_clear_error(&error);
+			continue;
+		}
+		m = cli_census_qemu_model(
+		    name, def, expansions != NULL ? json_object_get_member(expansions, name) : NULL,
+		    &error);
+		if (m == NULL) {
+			g_string_append_printf(bad, "%smodel %s: %s", bad->len > 0 ? "; " : "",
+			                       name, error->message);
+			g_clear_error(&error);
+			continue;
+		}
+		g_ptr_array_add(census->qemu_models, m);
+	}
+	if (bad->len > 0)
+		cli_census_set_qemu_error(census, bad->str);
+}
+
+void cli_census_set_qemu_error(CliCensus *census, const char *why)
+{
+	if (census->qemu_models == NULL)
+		census->qemu_models =
+		    g_ptr_array_new_with_free_func((GDestroyNotify)cli_census_qemu_model_free);
+	g_free(census->qemu_error);
+	census->qemu_error = g_strdup(why);
+}
+
+/* Whether every string of sub (sorted) is in set (sorted). */
+static gboolean cli_census_subset(char **sub, char **set)
+{
+	guint j = 0;
+
+	for (guint i = 0; sub[i] != NULL; i++) {
+		while (set[j] != NULL && strcmp(set[j], sub[i]) < 0)
+			j++;
+		if (set[j] == NULL || strcmp(set[j], sub[i]) != 0)
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/*
+ * The scope's QEMU model: of the models this host can run, the one with the
+ * most features among those whose every feature the baseline has (first
+ * listed on a tie); and what the baseline has beyond it that QEMU knows.
+ */
+static void cli_census_scope_qemu(CliCensus *census, CliCensusScope *s, GHashTable *known)
+{
+	const CliCensusQemuModel *best = NULL;
+	g_autoptr(GPtrArray) beyond = g_ptr_array_new();
+
+	for (guint i = 0; i < census->qemu_models->len; i++) {
+		const CliCensusQemuModel *m = g_ptr_array_index(census->qemu_models, i);
+
+		if (m->unavailable[0] != NULL || !cli_census_subset(m->flags, s->baseline))
+			continue;
+		if (best == NULL || g_strv_length(m->flags) > g_strv_length(best->flags))
+			best = m;
+	}
+	if (best == NULL)
+		return;
+	for (guint i = 0; s->baseline[i] != NULL; i++) {
+		if (g_hash_table_contains(known, s->baseline[i]) &&
+		    !g_strv_contains((const char *const *)best->flags, s->baseline[i]))
+			g_ptr_array_add(beyond, s->baseline[i]);
+	}
+	g_ptr_array_add(beyond, NULL);
+	s->qemu_model = g_strdup(best->name);
+	s->qemu_beyond = g_strdupv((char **)beyond->pdata);
+}
+
+static void cli_census_finish_qemu(CliCensus *census)
+{
+	g_autoptr(GHashTable) known = g_hash_table_new(g_str_hash, g_str_equal);
+
+	if (census->qemu_models == NULL)
+		return;
+	/* the flags some model of this QEMU has: the ones "beyond" can name */
+	for (guint i = 0; i < census->qemu_models->len; i++) {
+		const CliCensusQemuModel *m = g_ptr_array_index(census->qemu_models, i);
+
+		for (guint j = 0; m->flags[j] != NULL; j++)
+			g_hash_table_add(known, m->flags[j]);
+	}
+	for (guint i = 0; i < census->scopes->len; i++) {
+		CliCensusScope *s = g_ptr_array_index(census->scopes, i);
+
+		if (s->n_guests > 0)
+			cli_census_scope_qemu(census, s, known);
+	}
 }
 
 /* ---- finish --------------------------------------------------------------------------- */
@@ -438,4 +723,5 @@ void cli_census_finish(CliCensus *census, gboolean by_tag, const CliAuditRequire
 		if (g->outlier != NULL)
 			census->n_outliers++;
 	}
+	cli_census_finish_qemu(census);
 }

@@ -44,7 +44,19 @@ typedef struct {
 	char **baseline;  /* flags every guest of the tag has, sorted */
 	char *majority;   /* "MODEL" of the most common (model, flags), NULL when none */
 	guint n_majority; /* how many guests share it */
+	/* with the host's QEMU models (cli_census_set_qemu()): */
+	char *qemu_model; /* the most featureful runnable model the baseline covers; NULL: none */
+	char **
+	    qemu_beyond; /* baseline flags QEMU knows that qemu_model lacks; NULL without a model */
 } CliCensusScope;
+
+/* A named CPU model of the host's QEMU. */
+typedef struct {
+	char *name;
+	char **flags; /* what it turns on that a guest kernel shows, as /proc/cpuinfo names it */
+	char *
+	    *unavailable; /* what this host's QEMU cannot give it (QEMU's names); empty: runnable */
+} CliCensusQemuModel;
 
 typedef struct {
 	GPtrArray *guests;  /* CliCensusGuest, in the order added */
@@ -58,6 +70,8 @@ typedef struct {
 	guint n_problems;
 	guint n_outliers;
 	guint n_require_failed;
+	GPtrArray *qemu_models; /* CliCensusQemuModel; NULL when the host's QEMU was not asked */
+	char *qemu_error;       /* why the host's QEMU models are unknown or partly unknown */
 } CliCensus;
 
 CliCensus *cli_census_new(void);
@@ -79,6 +93,26 @@ void cli_census_add_problem(CliCensus *census, const char *name, const char *sou
  * judged within each tag group (guests without tags: within the fleet) and a
  * scope is made per tag; require may be NULL.
  */
+/*
+ * The host's QEMU CPU models. cli_census_qemu_candidates() reads the "return"
+ * of query-cpu-definitions and gives the models worth expanding (named,
+ * migration-safe, not aliases); cli_census_set_qemu() takes that same
+ * definitions node and expansions, {NAME: "return" of query-cpu-model-expansion
+ * of type static}; a model whose reply is missing or malformed is left out and
+ * named in qemu_error. Call before cli_census_finish().
+ */
+char **cli_census_qemu_candidates(JsonNode *definitions, GError **error);
+void cli_census_set_qemu(CliCensus *census, JsonNode *definitions, JsonObject *expansions);
+/* The host's QEMU could not be asked: why. */
+void cli_census_set_qemu_error(CliCensus *census, const char *why);
+/*
+ * The /proc/cpuinfo name of a QEMU CPU feature (sse4.2 -> sse4_2, tsc-deadline
+ * -> tsc_deadline_timer, md-clear -> md_clear), NULL for a feature no guest
+ * kernel lists there (VMX capabilities, KVM and Hyper-V enlightenments,
+ * IA32_ARCH_CAPABILITIES bits).
+ */
+char *cli_census_flag_from_qemu(const char *feature);
+
 void cli_census_finish(CliCensus *census, gboolean by_tag, const CliAuditRequire *require);
 
 G_END_DECLS

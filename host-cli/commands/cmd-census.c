@@ -19,6 +19,7 @@
 #include "render/output.h"
 #include "render/prom.h"
 #include "render/table.h"
+#include "transport/qmp.h"
 
 #define CLI_CENSUS_DESCRIPTION                                                         \
 	"Groups the guests by CPU model name, ISA level, hypervisor and flag set,\n"   \
@@ -32,13 +33,19 @@
 	"target. Saved guests come first, then the live ones.\n"                       \
 	"A guest whose cpu members cannot be read is listed with what was missing\n"   \
 	"and left out of the census. Exit status 1 when a guest fails\n"               \
-	"--require-level or --require-flags, 3 when a guest could not be counted.\n"   \
-	"Not done yet: naming the QEMU CPU model that covers the baseline (--qmp,\n"   \
-	"query-cpu-model-baseline)."
+	"--require-level or --require-flags, 3 when a guest could not be counted\n"    \
+	"or the QEMU of --qmp could not be asked (the census is still written).\n"     \
+	"With --qmp, the QEMU monitor of this host (a QMP socket, or libvirt:DOMAIN\n" \
+	"through the first --connect URI), each baseline names the QEMU CPU model\n"   \
+	"that covers it: of the named models this QEMU can run (query-cpu-\n"          \
+	"definitions), the one with the most features whose every feature the\n"       \
+	"baseline has (query-cpu-model-expansion), and the flags the baseline has\n"   \
+	"beyond it, to add as -cpu MODEL,+FLAG."
 
 static char *cli_census_opt_by = NULL;
 static char *cli_census_opt_require_level = NULL;
 static char *cli_census_opt_require_flags = NULL;
+static char *cli_census_opt_qmp = NULL;
 static gboolean cli_census_by_tag = FALSE;
 static CliAuditRequire cli_census_require = { 0 };
 /* the saved documents' guests, read by prepare; the live ones join in run */
@@ -135,6 +142,14 @@ static gboolean cli_census_prepare(CliApp *app, GPtrArray *args, GError **error)
 			return FALSE;
 		}
 	}
+	if (cli_census_opt_qmp != NULL && (g_strcmp0(cli_census_opt_qmp, "") == 0 ||
+	                                   g_strcmp0(cli_census_opt_qmp, "unix:") == 0 ||
+	                                   g_strcmp0(cli_census_opt_qmp, "libvirt:") == 0)) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "--qmp '%s': expected a QMP socket path, unix:PATH or libvirt:DOMAIN",
+		            cli_census_opt_qmp);
+		return FALSE;
+	}
 	if (app->opts.failed_only) {
 		g_set_error_literal(
 		    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
@@ -193,6 +208,121 @@ static gboolean cli_census_collect(CliApp *app, CliCensus *census, GError **erro
 	return TRUE;
 }
 
+/* ---- the host's QEMU models (--qmp) ------------------------------------------------------ */
+
+typedef struct {
+	CliQmp *qmp;
+	JsonNode *definitions;
+	JsonObject *expansions;
+	char **candidates;
+	guint next;  /* the candidate whose expansion is asked next */
+	char *error; /* what ended the conversation early */
+	gboolean done;
+} CliCensusQemuJob;
+
+static void cli_census_qemu_end(CliCensusQemuJob *job, const char *what, const GError *error)
+{
+	if (error != NULL && job->error == NULL)
+		job->error = g_strdup_printf("%s: %s", what, error->message);
+	job->done = TRUE;
+}
+
+static void cli_census_qemu_expand_next(CliCensusQemuJob *job);
+
+static void cli_census_qemu_expansion_cb(CliQmp *qmp, JsonNode *ret, const GError *error,
+                                         gpointer user_data)
+{
+	CliCensusQemuJob *job = user_data;
+	const char *name = job->candidates[job->next - 1];
+
+	/* a model QEMU refuses to expand is left out (and named); anything else ends it all */
+	if (error != NULL && !g_error_matches(error, GB_ERROR, GB_ERROR_REMOTE)) {
+		g_autofree char *what = g_strdup_printf("query-cpu-model-expansion of %s", name);
+
+		cli_census_qemu_end(job, what, error);
+		return;
+	}
+	if (ret != NULL)
+		json_object_set_member(job->expansions, name, json_node_copy(ret));
+	cli_census_qemu_expand_next(job);
+}
+
+static void cli_census_qemu_expand_next(CliCensusQemuJob *job)
+{
+	g_autoptr(JsonObject) args = NULL;
+	g_autoptr(JsonObject) model = NULL;
+
+	if (job->candidates[job->next] == NULL) {
+		job->done = TRUE;
+		return;
+	}
+	args = json_object_new();
+	model = json_object_new();
+	json_object_set_string_member(model, "name", job->candidates[job->next++]);
+	json_object_set_string_member(args, "type", "static");
+	json_object_set_object_member(args, "model", g_steal_pointer(&model));
+	cli_qmp_call(job->qmp, "query-cpu-model-expansion", args, cli_census_qemu_expansion_cb,
+	             job);
+}
+
+static void cli_census_qemu_definitions_cb(CliQmp *qmp, JsonNode *ret, const GError *error,
+                                           gpointer user_data)
+{
+	CliCensusQemuJob *job = user_data;
+	g_autoptr(GError) local_error = NULL;
+
+	if (error != NULL) {
+		cli_census_qemu_end(job, "query-cpu-definitions", error);
+		return;
+	}
+	job->definitions = json_node_copy(ret);
+	job->candidates = cli_census_qemu_candidates(ret, &local_error);
+	if (job->candidates == NULL) {
+		cli_census_qemu_end(job, "query-cpu-definitions", local_error);
+		return;
+	}
+	cli_census_qemu_expand_next(job);
+}
+
+static void cli_census_qemu_open_cb(CliQmp *qmp, const GError *error, gpointer user_data)
+{
+	CliCensusQemuJob *job = user_data;
+
+	if (error != NULL) {
+		cli_census_qemu_end(job, "cannot open the monitor", error);
+		return;
+	}
+	cli_qmp_call(qmp, "query-cpu-definitions", NULL, cli_census_qemu_definitions_cb, job);
+}
+
+/* Asks the QEMU of --qmp for its CPU models and hands them to the census. */
+static void cli_census_ask_qemu(CliApp *app, CliCensus *census)
+{
+	CliCensusQemuJob job = { 0 };
+	const char *uri = app->opts.connect != NULL ? app->opts.connect[0] : NULL;
+
+	job.expansions = json_object_new();
+	job.qmp = cli_qmp_open_full(cli_census_opt_qmp, uri, app->context, app->opts.timeout,
+	                            cli_census_qemu_open_cb, &job);
+	while (!job.done && app->signal_received == 0)
+		g_main_context_iteration(app->context, TRUE);
+	cli_qmp_close(job.qmp);
+	if (job.error != NULL) {
+		g_autofree char *why =
+		    g_strdup_printf("--qmp %s: %s", cli_census_opt_qmp, job.error);
+
+		cli_census_set_qemu_error(census, why);
+	} else if (job.done) {
+		cli_census_set_qemu(census, job.definitions, job.expansions);
+	} else {
+		cli_census_set_qemu_error(census, "interrupted");
+	}
+	g_clear_pointer(&job.definitions, json_node_unref);
+	json_object_unref(job.expansions);
+	g_strfreev(job.candidates);
+	g_free(job.error);
+}
+
 /* ---- rendering -------------------------------------------------------------------------- */
 
 static char *cli_census_level(guint level)
@@ -218,6 +348,30 @@ static char *cli_census_names(GPtrArray *guests, guint max)
 static char *cli_census_flag_list(char **flags)
 {
 	return flags[0] != NULL ? g_strjoinv(" ", flags) : g_strdup("(none)");
+}
+
+/* The QEMU model line under a baseline; nothing without --qmp. */
+static void cli_census_table_qemu(const CliCensus *c, const CliCensusScope *s, GString *out)
+{
+	g_autofree char *beyond = NULL;
+
+	if (c->qemu_models == NULL || c->qemu_models->len == 0)
+		return;
+	if (s->qemu_model == NULL) {
+		g_string_append_printf(out,
+		                       "  no named QEMU CPU model of this host covers it (%u "
+		                       "models asked)\n",
+		                       c->qemu_models->len);
+		return;
+	}
+	g_string_append(out, "  QEMU CPU model covering it: ");
+	cli_escape_append(out, s->qemu_model);
+	beyond = g_strjoinv(" ", s->qemu_beyond);
+	if (s->qemu_beyond[0] != NULL) {
+		g_string_append(out, ", and beyond it: ");
+		cli_escape_append(out, beyond);
+	}
+	g_string_append_c(out, '\n');
 }
 
 static GString *cli_census_render_table(const CliCensus *c, gboolean color)
@@ -261,6 +415,12 @@ static GString *cli_census_render_table(const CliCensus *c, gboolean color)
 		                       g_strv_length(s->baseline));
 		cli_escape_append(out, flags);
 		g_string_append_c(out, '\n');
+		cli_census_table_qemu(c, s, out);
+	}
+	if (c->qemu_error != NULL) {
+		g_string_append(out, "QEMU CPU models: ");
+		cli_escape_append(out, c->qemu_error);
+		g_string_append_c(out, '\n');
 	}
 	if (c->lowest_level != 0) {
 		g_autofree char *names = cli_census_names(c->lowest, 20);
@@ -301,9 +461,11 @@ static GString *cli_census_render_table(const CliCensus *c, gboolean color)
 	return out;
 }
 
+/* member NULL: the array alone, after a member name already set */
 static void cli_census_json_strv(JsonBuilder *b, const char *member, char **strv)
 {
-	json_builder_set_member_name(b, member);
+	if (member != NULL)
+		json_builder_set_member_name(b, member);
 	json_builder_begin_array(b);
 	for (guint i = 0; strv != NULL && strv[i] != NULL; i++)
 		json_builder_add_string_value(b, strv[i]);
@@ -391,9 +553,28 @@ static GString *cli_census_render_json(const CliCensus *c)
 		json_builder_set_member_name(b, "count");
 		json_builder_add_int_value(b, s->n_guests);
 		cli_census_json_strv(b, "flags", s->baseline);
+		if (c->qemu_models != NULL) {
+			cli_census_json_member(b, "qemu_model", s->qemu_model);
+			json_builder_set_member_name(b, "qemu_beyond");
+			if (s->qemu_beyond != NULL)
+				cli_census_json_strv(b, NULL, s->qemu_beyond);
+			else
+				json_builder_add_null_value(b);
+		}
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);
+	json_builder_set_member_name(b, "qemu");
+	if (c->qemu_models != NULL) {
+		json_builder_begin_object(b);
+		cli_census_json_member(b, "qmp", cli_census_opt_qmp);
+		json_builder_set_member_name(b, "models");
+		json_builder_add_int_value(b, c->qemu_models->len);
+		cli_census_json_member(b, "error", c->qemu_error);
+		json_builder_end_object(b);
+	} else {
+		json_builder_add_null_value(b);
+	}
 	cli_census_json_strv(b, "union", c->all_flags);
 	json_builder_set_member_name(b, "lowest");
 	if (c->lowest_level != 0) {
@@ -411,18 +592,34 @@ static GString *cli_census_render_json(const CliCensus *c)
 	return cli_output_json_document(root);
 }
 
+/* The scope a guest's migration pool is: its first tag's with --by tag, else the fleet's. */
+static const CliCensusScope *cli_census_scope_of(const CliCensus *c, const CliCensusGuest *g)
+{
+	for (guint i = 1; g->tags[0] != NULL && i < c->scopes->len; i++) {
+		const CliCensusScope *s = g_ptr_array_index(c->scopes, i);
+
+		if (g_strcmp0(s->tag, g->tags[0]) == 0)
+			return s;
+	}
+	return c->scopes->len > 0 ? g_ptr_array_index(c->scopes, 0) : NULL;
+}
+
 static GString *cli_census_render_csv(const CliCensus *c)
 {
 	GString *out = g_string_new("guest,source,group,model,isa_level,hypervisor,outlier,"
-	                            "require,problem\n");
+	                            "require,problem,qemu_model\n");
 
 	for (guint i = 0; i < c->guests->len; i++) {
 		const CliCensusGuest *g = g_ptr_array_index(c->guests, i);
 		g_autofree char *level = g->problem == NULL ? cli_census_level(g->isa_level) : NULL;
 		g_autofree char *group =
 		    g->problem == NULL ? g_strdup_printf("%u", g->group + 1) : NULL;
-		const char *fields[] = { g->name,       g->source,  group,      g->model,  level,
-			                 g->hypervisor, g->outlier, g->require, g->problem };
+		const CliCensusScope *scope = g->problem == NULL ? cli_census_scope_of(c, g) : NULL;
+		const char *fields[] = { g->name,    g->source,
+			                 group,      g->model,
+			                 level,      g->hypervisor,
+			                 g->outlier, g->require,
+			                 g->problem, scope != NULL ? scope->qemu_model : NULL };
 
 		for (guint f = 0; f < G_N_ELEMENTS(fields); f++) {
 			if (f > 0)
@@ -483,6 +680,8 @@ static int cli_census_run(CliApp *app, GError **error)
 
 	if (!cli_census_collect(app, census, error))
 		return CLI_EXIT_USAGE;
+	if (cli_census_opt_qmp != NULL && app->signal_received == 0)
+		cli_census_ask_qemu(app, census);
 	cli_census_finish(census, cli_census_by_tag, &cli_census_require);
 	switch (app->opts.format) {
 	case CLI_FORMAT_JSON:
@@ -503,7 +702,7 @@ static int cli_census_run(CliApp *app, GError **error)
 		return CLI_EXIT_USAGE;
 	if (app->signal_received != 0)
 		return 128 + app->signal_received;
-	if (census->n_problems > 0)
+	if (census->n_problems > 0 || census->qemu_error != NULL)
 		return CLI_EXIT_GUEST;
 	return census->n_require_failed > 0 ? CLI_EXIT_FINDING : CLI_EXIT_OK;
 }
@@ -528,6 +727,10 @@ static const GOptionEntry cli_census_entries[] = {
 	  "Exit 1 when a guest is below this ISA level (x86-64-v1..x86-64-v4)", "LEVEL" },
 	{ "require-flags", 0, 0, G_OPTION_ARG_STRING, &cli_census_opt_require_flags,
 	  "Exit 1 when a guest lacks one of these /proc/cpuinfo flags (comma list)", "LIST" },
+	{ "qmp", 0, 0, G_OPTION_ARG_FILENAME, &cli_census_opt_qmp,
+	  "Name the QEMU CPU model covering each baseline, asking this QEMU monitor (QMP socket, "
+	  "unix:PATH or libvirt:DOMAIN)",
+	  "PATH" },
 	{ NULL }
 };
 

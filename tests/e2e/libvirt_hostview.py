@@ -4,7 +4,8 @@ the guest's own connection, QEMU's pid from a vCPU thread (no libvirt pid
 file), findings that name the disk as the guest does (vda), and a domain of
 a remote hypervisor judged from what libvirt says (pinning, <numatune>) with
 a NOTE for the local-only extras, from a process that cannot see the
-hypervisor's files. libvirt's own agent link still works afterwards."""
+hypervisor's files; census --qmp libvirt:DOMAIN. libvirt's own agent link still
+works afterwards."""
 import os
 
 from gbtest import check
@@ -128,6 +129,21 @@ def cases(lab):
     check("hostview: --qmp libvirt:UNKNOWN is the guest's error naming the domain, exit 3",
           rc == 3 and g.get("status") == "error" and
           "gb-no-such-domain" in (g.get("error") or ""), (rc, g, err))
+
+    # census: the domain's QEMU, through libvirt, names the model covering its flags
+    rc, doc, err, _ = cli_json(["census", "--qmp", "libvirt:" + dom.name,
+                                "libvirt:" + dom.name], lab=lab)
+    base = ((doc or {}).get("baselines") or [{}])[0]
+    qemu = (doc or {}).get("qemu") or {}
+    check("census --qmp libvirt:DOMAIN: a model of that QEMU covers the guest's flags, exit 0",
+          rc == 0 and base.get("qemu_model") and qemu.get("error") is None
+          and qemu.get("models", 0) > 30, (rc, base, qemu, err))
+    rc, doc, err, _ = cli_json(["census", "--qmp", "libvirt:gb-no-such-domain",
+                                "libvirt:" + dom.name], lab=lab)
+    qemu = (doc or {}).get("qemu") or {}
+    check("census --qmp libvirt:UNKNOWN: the census written, the error names the domain, exit 3",
+          rc == 3 and "gb-no-such-domain" in (qemu.get("error") or "")
+          and [g.get("problem") for g in doc.get("guests", [])] == [None], (rc, qemu, err))
 
     # libvirt's own link to the guest's qemu-ga is untouched
     check("hostview: virsh qemu-agent-command guest-ping still answers after",

@@ -3,7 +3,7 @@
 real virtio-serial port, driven by the real CLI through the host ends.
 
 The fleet has the contrasting configurations of the field reports (legacy,
-tuned, numa, scsi). Prints TAP; every guest is killed at the end, also on
+tuned, numa, scsi; scsi on a named CPU model). Prints TAP; every guest is killed at the end, also on
 failure.
 """
 import json
@@ -207,6 +207,62 @@ def test_audit(g):
           len(isa["tuned"]) == 1 and isa["tuned"][0]["level"] == "NOTE", isa)
 
 
+def test_census(g):
+    """The fleet's CPU models: qemu64 (legacy), -cpu max (tuned, numa), SandyBridge (scsi)."""
+    socks = [x.sock for x in g.values()]
+    r = cli("--format", "json", "--timeout", "60", "census", *socks)
+    doc = json.loads(r.stdout) if r.stdout.startswith("{") else {}
+    byname = {name: x for name, x in zip(g, doc.get("guests", []))}
+    check("census: exit 0, every guest counted", r.returncode == 0 and len(byname) == 4
+          and all(x["problem"] is None for x in byname.values()), (r.returncode, r.stderr))
+    if len(byname) != 4:
+        return
+    diag("census groups: %s" % json.dumps([(x["model"], x["isa_level"], x["count"])
+                                            for x in doc["groups"]]))
+    check("census: -cpu max guests in one group, legacy and scsi in their own",
+          byname["tuned"]["group"] == byname["numa"]["group"]
+          and len({byname[n]["group"] for n in ("legacy", "tuned", "scsi")}) == 3
+          and len(doc["groups"]) == 3, doc["groups"])
+    check("census: levels v1 (qemu64), v2 (SandyBridge), v3 (max)",
+          [byname[n]["isa_level"] for n in ("legacy", "scsi", "tuned")]
+          == ["x86-64-v1", "x86-64-v2", "x86-64-v3"], byname)
+    check("census: the lowest level x86-64-v1, held by the legacy guest",
+          doc["lowest"] == {"isa_level": "x86-64-v1", "guests": [g["legacy"].sock]},
+          doc["lowest"])
+    base = doc["baselines"][0]["flags"]
+    check("census: the baseline has what qemu64 has in common with the others, not sse4_2",
+          "sse2" in base and "cx16" in base and "sse4_2" not in base and "aes" not in base, base)
+    scsi_group = doc["groups"][byname["scsi"]["group"] - 1]
+    check("census: SandyBridge lacks the -cpu max guests' avx2",
+          "avx2" in scsi_group["lacks"] and "avx2" not in scsi_group["flags"], scsi_group)
+    r = cli("census", "--require-level", "x86-64-v2", *socks)
+    check("census --require-level x86-64-v2: exit 1, the legacy guest named",
+          r.returncode == 1 and "%s: x86-64-v1 is below the required x86-64-v2"
+          % g["legacy"].sock in r.stdout, (r.returncode, r.stdout))
+    # the QEMU of a running guest knows the models this host can run (TCG here)
+    r = cli("--format", "json", "--timeout", "60", "census", "--qmp", g["scsi"].qmp_sock,
+            g["scsi"].sock, g["tuned"].sock)
+    doc = json.loads(r.stdout) if r.stdout.startswith("{") else {"baselines": [{}]}
+    base = doc["baselines"][0]
+    diag("census --qmp of scsi and tuned: %s, beyond it %s" % (base.get("qemu_model"),
+                                                              base.get("qemu_beyond")))
+    # TCG cannot give SandyBridge's x2apic and tsc-deadline: an older model, and avx beyond it
+    check("census --qmp: a runnable model covers SandyBridge + max, avx beyond it",
+          r.returncode == 0 and base.get("qemu_model") and "avx" in base.get("qemu_beyond", [])
+          and not base["qemu_model"].startswith(("SandyBridge", "qemu64")),
+          (r.returncode, base, r.stderr))
+    # the mitigation bits a named model hides: what the SandyBridge guest's kernel says
+    r = cli("--format", "json", "--timeout", "60", "audit", g["scsi"].sock)
+    doc = json.loads(r.stdout) if r.stdout.startswith("{") else {"guests": [{}]}
+    vuln = {x["subject"]: x for x in (doc["guests"][0].get("result") or {}).get("findings", [])
+            if x["rule"] == "CPU-VULNERABLE" and x["level"] == "WARN"}
+    for name, bit in (("spec_store_bypass", "ssbd"), ("mds", "md-clear")):
+        x = vuln.get("cpu/" + name, {})
+        check("audit scsi (SandyBridge under TCG): CPU-VULNERABLE %s names %s" % (name, bit),
+              "'Vulnerable" in x.get("detail", "") and "hides the host's %s" % bit
+              in x.get("detail", "") and ("+%s" % bit) in (x.get("hint") or ""), vuln)
+
+
 def test_job_survives_disconnect(sock):
     s = Session(sock)
     job = s.call("gb-bench-start", {"test": "aes", "params": {"sizes": [16, 16384], "seconds": 1}})["job"]
@@ -354,6 +410,7 @@ def main():
         steps = [
             ("facts", lambda: test_facts(g)),
             ("audit", lambda: test_audit(g)),
+            ("census", lambda: test_census(g)),
             ("disconnect", lambda: test_job_survives_disconnect(g["tuned"].sock)),
             ("aes", lambda: test_aes_vs_openssl(g)),
             ("disk+mem+net", lambda: test_disk_mem_net(g["tuned"], hostport)),

@@ -210,6 +210,162 @@ static void test_census_empty(void)
 	g_assert_cmpuint(g_strv_length(c->baseline), ==, 0);
 }
 
+static void test_census_qemu_flag_names(void)
+{
+	static const struct {
+		const char *qemu;
+		const char *linux_name; /* NULL: never in /proc/cpuinfo */
+	} cases[] = {
+		{ "sse4.2", "sse4_2" },
+		{ "sse4.1", "sse4_1" },
+		{ "pclmulqdq", "pclmulqdq" },
+		{ "lahf-lm", "lahf_lm" },
+		{ "md-clear", "md_clear" },
+		{ "spec-ctrl", "spec_ctrl" },
+		{ "arch-capabilities", "arch_capabilities" },
+		{ "tsc-deadline", "tsc_deadline_timer" },
+		{ "avx512vnni", "avx512_vnni" },
+		{ "avx512-vpopcntdq", "avx512_vpopcntdq" },
+		{ "xstore", "rng" },
+		{ "vmx-ept", NULL },
+		{ "kvmclock", NULL },
+		{ "kvm-pv-eoi", NULL },
+		{ "hv-relaxed", NULL },
+		{ "mds-no", NULL },
+		{ "skip-l1dfl-vmentry", NULL },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *name = cli_census_flag_from_qemu(cases[i].qemu);
+
+		g_assert_cmpstr(name, ==, cases[i].linux_name);
+	}
+}
+
+/* The QEMU 7.2 capture (-machine none under TCG): definitions and static expansions. */
+static void census_set_qemu_capture(CliCensus *c, void (*spoil)(JsonObject *capture))
+{
+	g_autoptr(JsonNode) root = load_fixture("qemu-7.2-tcg.json");
+	JsonObject *capture = json_node_get_object(root);
+
+	if (spoil != NULL)
+		spoil(capture);
+	cli_census_set_qemu(c, json_object_get_member(capture, "query-cpu-definitions"),
+	                    json_object_get_object_member(capture, "query-cpu-model-expansion"));
+}
+
+static const CliCensusScope *find_scope(CliCensus *c, const char *tag)
+{
+	for (guint i = 0; i < c->scopes->len; i++) {
+		const CliCensusScope *s = g_ptr_array_index(c->scopes, i);
+
+		if (g_strcmp0(s->tag, tag) == 0)
+			return s;
+	}
+	g_assert_not_reached();
+	return NULL;
+}
+
+static void test_census_qemu_models(void)
+{
+	g_autoptr(CliCensus) c = census_of("fleet12.json", TRUE);
+	g_autoptr(JsonNode) root = load_fixture("qemu-7.2-tcg.json");
+	g_auto(GStrv) candidates = NULL;
+	const CliCensusScope *s;
+
+	/* named, migration-safe models only: no alias, no host, max or base */
+	candidates = cli_census_qemu_candidates(
+	    json_object_get_member(json_node_get_object(root), "query-cpu-definitions"), NULL);
+	g_assert_nonnull(candidates);
+	g_assert_cmpuint(g_strv_length(candidates), ==, 9);
+	g_assert_true(has(candidates, "Haswell-v4"));
+	g_assert_false(has(candidates, "Haswell-noTSX-IBRS"));
+	g_assert_false(has(candidates, "max"));
+	g_assert_false(has(candidates, "base"));
+
+	census_set_qemu_capture(c, NULL);
+	cli_census_finish(c, TRUE, NULL);
+	g_assert_null(c->qemu_error);
+	g_assert_cmpuint(c->qemu_models->len, ==, 9);
+	/* the fleet's baseline has no cx16 (legacy): of the runnable models only Opteron_G1 */
+	s = find_scope(c, NULL);
+	g_assert_cmpstr(s->qemu_model, ==, "Opteron_G1-v1");
+	g_assert_cmpuint(g_strv_length(s->qemu_beyond), ==, 0);
+	/*
+	 * The Icelake pool: Haswell and Skylake are not runnable under TCG (pcid,
+	 * x2apic, tsc-deadline...), Westmere needs arat, which the pool lacks;
+	 * Nehalem it is, and the pool has aes, avx2... beyond it.
+	 */
+	s = find_scope(c, "web");
+	g_assert_cmpstr(s->qemu_model, ==, "Nehalem-v1");
+	g_assert_true(has(s->qemu_beyond, "aes"));
+	g_assert_true(has(s->qemu_beyond, "avx2"));
+	g_assert_true(has(s->qemu_beyond, "spec_ctrl"));
+	/* kernel-made flags are no QEMU features */
+	g_assert_false(has(s->qemu_beyond, "rep_good"));
+	g_assert_false(has(s->qemu_beyond, "sse4_2"));
+	s = find_scope(c, "legacy");
+	g_assert_nonnull(s->qemu_model);
+}
+
+static void test_census_qemu_none_covers(void)
+{
+	g_autoptr(CliCensus) c = cli_census_new();
+	const char *doc = "{\"cpu\": {\"model_name\": \"Bare\", \"isa_level\": \"x86-64-v1\", "
+	                  "\"flags\": [\"fpu\", \"tsc\"], \"hypervisor\": {\"present\": false}}}";
+	g_autoptr(JsonNode) facts = gb_json_parse(doc, strlen(doc), NULL);
+
+	g_assert_nonnull(facts);
+	cli_census_add(c, "bare", "f", NULL, json_node_get_object(facts));
+	census_set_qemu_capture(c, NULL);
+	cli_census_finish(c, FALSE, NULL);
+	g_assert_cmpuint(c->n_counted, ==, 1);
+	g_assert_null(find_scope(c, NULL)->qemu_model);
+	g_assert_null(find_scope(c, NULL)->qemu_beyond);
+}
+
+static void spoil_expansions(JsonObject *capture)
+{
+	JsonObject *exp = json_object_get_object_member(capture, "query-cpu-model-expansion");
+
+	json_object_remove_member(exp, "Nehalem-v1");
+	json_object_set_string_member(exp, "Westmere-v1", "garbage");
+	json_object_set_object_member(exp, "qemu64-v1", json_object_new());
+}
+
+static void spoil_definitions(JsonObject *capture)
+{
+	json_object_set_string_member(capture, "query-cpu-definitions", "not a list");
+}
+
+static void test_census_qemu_malformed(void)
+{
+	g_autoptr(CliCensus) c = census_of("fleet12.json", TRUE);
+	g_autoptr(CliCensus) c2 = census_of("fleet12.json", FALSE);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(JsonNode) bad = gb_json_parse("[{\"name\": 5}]", strlen("[{\"name\": 5}]"), NULL);
+
+	/* each bad model named, the others still used */
+	census_set_qemu_capture(c, spoil_expansions);
+	cli_census_finish(c, TRUE, NULL);
+	g_assert_cmpuint(c->qemu_models->len, ==, 6);
+	g_assert_nonnull(strstr(c->qemu_error, "model Nehalem-v1: no expansion"));
+	g_assert_nonnull(strstr(c->qemu_error, "model Westmere-v1: "));
+	g_assert_nonnull(strstr(c->qemu_error, "model qemu64-v1: "));
+	g_assert_cmpstr(find_scope(c, NULL)->qemu_model, ==, "Opteron_G1-v1");
+	g_assert_cmpstr(find_scope(c, "web")->qemu_model, ==, "kvm64-v1");
+
+	census_set_qemu_capture(c2, spoil_definitions);
+	cli_census_finish(c2, FALSE, NULL);
+	g_assert_cmpstr(c2->qemu_error, ==, "query-cpu-definitions did not return a list");
+	g_assert_null(find_scope(c2, NULL)->qemu_model);
+	g_assert_cmpuint(c2->n_counted, ==, 12);
+
+	g_assert_null(cli_census_qemu_candidates(bad, &error));
+	g_assert_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+	g_assert_nonnull(strstr(error->message, "name"));
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -219,5 +375,9 @@ int main(int argc, char **argv)
 	g_test_add_func("/census/require", test_census_require);
 	g_test_add_func("/census/problems", test_census_problems);
 	g_test_add_func("/census/empty", test_census_empty);
+	g_test_add_func("/census/qemu/flag-names", test_census_qemu_flag_names);
+	g_test_add_func("/census/qemu/models", test_census_qemu_models);
+	g_test_add_func("/census/qemu/none-covers", test_census_qemu_none_covers);
+	g_test_add_func("/census/qemu/malformed", test_census_qemu_malformed);
 	return g_test_run();
 }
