@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "bench.h"
+#include "gb-bench-limits.h"
 #include "facts.h"
 #include "gb-error.h"
 #include "gb-json.h"
@@ -323,9 +324,6 @@ static JsonArray *agent_job_aggregate(GPtrArray *run_metrics, GError **error)
 	return g_steal_pointer(&out);
 }
 
-/* How long the system's CPU load is measured before a job runs (result "idle"). */
-#define AGENT_JOB_IDLE_WINDOW_MS 1000
-
 /*
  * The guest's CPU busy and steal % over the second before the run: a figure taken
  * while something else ran in the guest, or the host gave its CPUs to others, is
@@ -340,7 +338,7 @@ static JsonNode *agent_job_idle_check(AgentJob *job)
 	gboolean ok;
 
 	agent_job_progress(&job->bctx, 0.0, "idle check");
-	ok = agent_facts_cpu_load(job->bctx.sysroot, AGENT_JOB_IDLE_WINDOW_MS, &job->bctx.cancel,
+	ok = agent_facts_cpu_load(job->bctx.sysroot, GB_BENCH_IDLE_WINDOW_MS, &job->bctx.cancel,
 	                          &busy, &steal, &error);
 	json_builder_begin_object(builder);
 	json_builder_set_member_name(builder, "busy_percent");
@@ -354,7 +352,7 @@ static JsonNode *agent_job_idle_check(AgentJob *job)
 	else
 		json_builder_add_null_value(builder);
 	json_builder_set_member_name(builder, "window_ms");
-	json_builder_add_int_value(builder, AGENT_JOB_IDLE_WINDOW_MS);
+	json_builder_add_int_value(builder, GB_BENCH_IDLE_WINDOW_MS);
 	if (!ok) {
 		json_builder_set_member_name(builder, "unavailable");
 		json_builder_add_string_value(builder, error->message);

@@ -233,7 +233,8 @@ gboolean agent_facts_cpu_load(const char *sysroot, guint window_ms, gint *cancel
 		return FALSE;
 	}
 	/* busy is what ran, steal included: time the guest wanted a CPU and had none idle */
-	*busy_percent = 100.0 * (double)(total - MIN(second.idle - first.idle, total)) / (double)total;
+	*busy_percent =
+	    100.0 * (double)(total - MIN(second.idle - first.idle, total)) / (double)total;
 	*steal_percent = 100.0 * (double)(second.steal - first.steal) / (double)total;
 	return TRUE;
 }

@@ -13,7 +13,8 @@
 #include "fleet/inventory.h"
 
 static const char *const cli_inventory_keys[] = {
-	"target", "tags", "qmp", "agent_path", "connect", "require_level", "require_flags", "host", NULL,
+	"target",        "tags",          "qmp",  "agent_path", "connect",
+	"require_level", "require_flags", "host", NULL,
 };
 static const char *const cli_inventory_hypervisor_keys[] = { "connect", "tags", NULL };
 

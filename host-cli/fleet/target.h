@@ -43,7 +43,7 @@ typedef struct {
 	 */
 	char *domain;
 	char *uri;
-	char *host; /* also an inventory guest's host=: the hypervisor it runs on */
+	char *host;   /* also an inventory guest's host=: the hypervisor it runs on */
 	char *origin; /* "FILE:LINE" of the [guest NAME] group, NULL from the command line */
 	/*
 	 * libvirt:DOMAIN whose socket could not be found (domain not running, no
