@@ -649,6 +649,12 @@ JsonNode *cli_comparison_to_json(CliComparison *cmp)
 			json_builder_add_null_value(b);
 		json_builder_set_member_name(b, "runs");
 		json_builder_add_int_value(b, col->n_runs);
+		/* labels.concurrent of its run, null when the document does not say */
+		json_builder_set_member_name(b, "concurrent");
+		if (col->concurrent > 0)
+			json_builder_add_int_value(b, col->concurrent);
+		else
+			json_builder_add_null_value(b);
 		json_builder_set_member_name(b, "params");
 		if (col->params != NULL) {
 			JsonNode *node = json_node_init_object(json_node_alloc(), col->params);
