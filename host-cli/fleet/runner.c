@@ -339,7 +339,8 @@ static void cli_runner_print_estimate(CliApp *app)
 	guint n_hv = 0;
 	guint rounds;
 
-	if (sched->job_seconds <= 0 || app->opts.quiet || app->guests->len == 0)
+	/* one guest has nothing to schedule */
+	if (sched->job_seconds <= 0 || app->opts.quiet || app->guests->len < 2)
 		return;
 	rounds = cli_runner_count_rounds(app, &n_hv, NULL);
 	each = cli_format_duration(sched->job_seconds);
