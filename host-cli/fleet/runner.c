@@ -398,7 +398,7 @@ static void cli_runner_draw_progress(CliApp *app, gboolean final)
 		if (slowest == NULL || guest->started_us < slowest->started_us)
 			slowest = guest;
 	}
-	/* one guest: its name and what it does, no fleet counts */
+	/* one guest: its name and what it does, no fleet counts, no rounds */
 	if (app->guests->len > 1 && app->schedule.per_host > 0) {
 		guint round_now = 0;
 		guint rounds = cli_runner_count_rounds(app, NULL, &round_now);
