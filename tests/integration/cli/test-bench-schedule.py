@@ -67,8 +67,9 @@ def rate(guest):
     return guest["result"]["metrics"][0]["value"]
 
 
-def on_pty(args, interrupt_when):
-    """The CLI on a pty; SIGINT once interrupt_when(output so far) holds. (rc, output, sent)"""
+def on_pty(args, interrupt_when, action=None):
+    """The CLI on a pty; once interrupt_when(output so far) holds, action(cli process) (SIGINT
+    to the CLI by default). Returns (rc, output, whether the action ran)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 200, 0, 0))
     env = dict(os.environ, TERM="xterm", COLUMNS="200")
@@ -78,7 +79,10 @@ def on_pty(args, interrupt_when):
     out, sent, start = b"", False, time.monotonic()
     while time.monotonic() - start < 90:
         if not sent and interrupt_when(ESCAPES.sub("", out.decode("utf-8", "replace"))):
-            p.send_signal(signal.SIGINT)
+            if action is None:
+                p.send_signal(signal.SIGINT)
+            else:
+                action(p)
             sent = True
         r, _, _ = select.select([master], [], [], 0.05)
         if not r:
@@ -281,6 +285,27 @@ def cases(tmp, procs, socks, burners):
               interval(gs[0])[1] <= interval(gs[2])[0]
               and gs[2]["result"]["labels"]["concurrent"] == 1, (gs[0], gs[2]))
     check("SIGSTOP a2: the run did not wait beyond the timeout (%.1f s)" % took, took < 30)
+
+    # ---- an agent that stops answering in the middle of its job ----------------------
+    def freeze(_):
+        os.kill(procs[1].pid, signal.SIGSTOP)
+
+    rc, out, sent = on_pty(["bench", "aes", "--seconds", "1", "--sizes", "1k", "--no-save",
+                            "--timeout", "2"] + socks[:3],
+                           lambda text: re.search(r"round 2/3, .*%s: aes: aes-128-gcm"
+                                                  % re.escape(socks[1]), text), freeze)
+    os.kill(procs[1].pid, signal.SIGCONT)
+    check("SIGSTOP mid-job: a2 was stopped while its job ran", sent, out[-2000:])
+    check("SIGSTOP mid-job: exit 3", rc == 3, (rc, out[-2000:]))
+    check("SIGSTOP mid-job: a2 timed out, a1 and a3 measured",
+          re.search(r"^%s\s+timeout\s+timed out after 2 s" % re.escape(socks[1]), out, re.M)
+          and all(re.search(r"^%s\s+aes-128-gcm\s+[0-9.]+k" % re.escape(s), out, re.M)
+                  for s in (socks[0], socks[2])), out[-2000:])
+    # a2's agent goes on with its job: let it end before the next case uses that agent
+    for _ in range(100):
+        if '"running"' not in cli("jobs", "--format", "json", socks[1]).stdout:
+            break
+        time.sleep(0.2)
 
     # ---- Ctrl-C between rounds on a real pty ------------------------------------------
     rc, out, sent = on_pty(["bench", "aes", "--seconds", "1", "--sizes", "1k", "--no-save"]
