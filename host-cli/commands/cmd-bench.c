@@ -1021,7 +1021,10 @@ GString *cli_bench_render_prom(const CliResults *results)
 
 /* ---- the schedule's outcome ----------------------------------------------------------- */
 
-/* Each result says where it ran and how many ran there with it (labels). */
+/*
+ * Each result says where it ran and how many ran there with it (labels). labels and
+ * contention are the CLI's to write: whatever a guest put there is replaced or dropped.
+ */
 static void cli_bench_label_results(CliApp *app)
 {
 	for (guint i = 0; i < app->guests->len; i++) {
@@ -1030,6 +1033,9 @@ static void cli_bench_label_results(CliApp *app)
 
 		if (guest->result == NULL || !JSON_NODE_HOLDS_OBJECT(guest->result))
 			continue;
+		if (json_object_has_member(json_node_get_object(guest->result), "contention"))
+			json_object_remove_member(json_node_get_object(guest->result),
+			                          "contention");
 		labels = json_object_new();
 		json_object_set_string_member(labels, "hypervisor",
 		                              cli_target_get_hypervisor(guest->target));

@@ -100,12 +100,13 @@ def on_pty(args, interrupt_when, action=None):
     return p.wait(30), ESCAPES.sub("", out.decode("utf-8", "replace")), sent
 
 
-def main():
+def main(hostile_agent):
     tmp = tempfile.mkdtemp(prefix="gb-sched-")
     procs, socks = start_agents(tmp, ["a1", "a2", "a3", "a4"])
     burners = []
     try:
         cases(tmp, procs, socks, burners)
+        hostile(tmp, procs, hostile_agent)
     finally:
         stop(burners)
         for p in procs:
@@ -322,5 +323,41 @@ def cases(tmp, procs, socks, burners):
                     % re.escape(socks[2]), out, re.M), out[-2000:])
 
 
+def hostile(tmp, procs, hostile_agent):
+    """A guest that writes the CLI's members itself (labels, contention) and an idle check
+    out of range: the labels are the CLI's, the rest is not shown."""
+    scenario = os.path.join(tmp, "scenario.json")
+    fake = {"metric": "aes-128-gcm", "unit": "B/s", "labels": {"block_size": "1024"},
+            "solo": 1, "loaded": 1000, "ratio": 1000}
+    with open(scenario, "w") as f:
+        json.dump({"gb-bench-test": "aes",
+                   "gb-bench-result": {
+                       "test": "aes", "params": {"seconds": 0.3}, "agent_version": "0",
+                       "runs": 1, "facts": {}, "timestamp": "2026-12-04T00:00:00Z",
+                       "finished": "2026-12-04T00:00:01Z",
+                       "idle": {"busy_percent": 1e9, "steal_percent": "lots"},
+                       "labels": {"hypervisor": "evil", "concurrent": 99},
+                       "contention": {"samples": [fake]},
+                       "metrics": [{"metric": "aes-128-gcm", "value": 5e8, "unit": "B/s",
+                                    "labels": {"block_size": "1024"}}]}}, f)
+    bad = os.path.join(tmp, "hostile.sock")
+    procs.append(subprocess.Popen([sys.executable, hostile_agent, bad, scenario],
+                                  stdin=subprocess.DEVNULL))
+    for _ in range(200):
+        if os.path.exists(bad):
+            break
+        time.sleep(0.05)
+    p = cli(*AES, "--format", "json", bad)
+    r = (doc_of(p)["guests"] or [{}])[0].get("result") or {}
+    check("hostile guest: its labels replaced by the CLI's, its contention dropped",
+          p.returncode == 0 and r.get("labels") == {"hypervisor": socket.gethostname(),
+                                                    "concurrent": 1}
+          and "contention" not in r, (p.returncode, r))
+    p = cli(*AES, bad)
+    check("hostile guest: no contention table, no NOT IDLE from a busy % out of range",
+          p.returncode == 0 and "RATIO" not in p.stdout and "NOT IDLE" not in p.stdout,
+          p.stdout)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1]))
