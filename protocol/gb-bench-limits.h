@@ -18,6 +18,8 @@ G_BEGIN_DECLS
  */
 
 #define GB_BENCH_MAX_RUNS 100
+/* Every job first measures the guest's CPU load this long (the result's "idle"). */
+#define GB_BENCH_IDLE_WINDOW_MS 1000
 /* The largest max-bench-seconds an agent can be configured with (7 days). */
 #define GB_BENCH_MAX_SECONDS (7 * 24 * 3600)
 

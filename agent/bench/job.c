@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "bench.h"
+#include "gb-bench-limits.h"
 #include "facts.h"
 #include "gb-error.h"
 #include "gb-json.h"
@@ -35,6 +36,7 @@ typedef struct {
 	gint64 runs;
 	gint64 current_run; /* worker thread only */
 	gint64 started_us;  /* monotonic: how long ago it started, whatever the wall clock does */
+	JsonNode *idle;     /* worker thread only: the idle check before the run (result "idle") */
 	GThread *thread;    /* until joined */
 	/* protected by jobs->mutex */
 	AgentJobState state;
@@ -62,6 +64,8 @@ static void agent_job_free(AgentJob *job)
 		json_object_unref(job->params);
 	if (job->result != NULL)
 		json_node_unref(job->result);
+	if (job->idle != NULL)
+		json_node_unref(job->idle);
 	g_free(job->phase);
 	g_free(job->rate_unit);
 	g_free(job->error);
@@ -320,9 +324,51 @@ static JsonArray *agent_job_aggregate(GPtrArray *run_metrics, GError **error)
 	return g_steal_pointer(&out);
 }
 
-/* The members every result holds about its job: test, params (runs included), version, time. */
+/*
+ * The guest's CPU busy and steal % over the second before the run: a figure taken
+ * while something else ran in the guest, or the host gave its CPUs to others, is
+ * not the guest's. A load that cannot be read is null with the reason.
+ */
+static JsonNode *agent_job_idle_check(AgentJob *job)
+{
+	g_autoptr(JsonBuilder) builder = json_builder_new();
+	g_autoptr(GError) error = NULL;
+	double busy = 0;
+	double steal = 0;
+	gboolean ok;
+
+	agent_job_progress(&job->bctx, 0.0, "idle check");
+	ok = agent_facts_cpu_load(job->bctx.sysroot, GB_BENCH_IDLE_WINDOW_MS, &job->bctx.cancel,
+	                          &busy, &steal, &error);
+	json_builder_begin_object(builder);
+	json_builder_set_member_name(builder, "busy_percent");
+	if (ok)
+		json_builder_add_double_value(builder, busy);
+	else
+		json_builder_add_null_value(builder);
+	json_builder_set_member_name(builder, "steal_percent");
+	if (ok)
+		json_builder_add_double_value(builder, steal);
+	else
+		json_builder_add_null_value(builder);
+	json_builder_set_member_name(builder, "window_ms");
+	json_builder_add_int_value(builder, GB_BENCH_IDLE_WINDOW_MS);
+	if (!ok) {
+		json_builder_set_member_name(builder, "unavailable");
+		json_builder_add_string_value(builder, error->message);
+	}
+	json_builder_end_object(builder);
+	return json_builder_get_root(builder);
+}
+
+/*
+ * The members every result holds about its job: test, params (runs included), version,
+ * when it started and finished, the idle check.
+ */
 static void agent_job_describe(AgentJob *job, JsonObject *envelope, const char *timestamp)
 {
+	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+	g_autofree char *finished = g_date_time_format_iso8601(now);
 	JsonObject *params_out = json_object_new();
 	g_autoptr(GList) members = json_object_get_members(job->params);
 
@@ -335,6 +381,9 @@ static void agent_job_describe(AgentJob *job, JsonObject *envelope, const char *
 	json_object_set_object_member(envelope, "params", params_out);
 	json_object_set_string_member(envelope, "agent_version", GB_VERSION);
 	json_object_set_string_member(envelope, "timestamp", timestamp);
+	json_object_set_string_member(envelope, "finished", finished);
+	if (job->idle != NULL)
+		json_object_set_member(envelope, "idle", json_node_copy(job->idle));
 }
 
 /*
@@ -383,6 +432,9 @@ static JsonNode *agent_job_execute(AgentJob *job, JsonNode **partial, GError **e
 	JsonObject *last = NULL;
 	JsonArray *metrics;
 
+	job->idle = agent_job_idle_check(job);
+	if (!agent_bench_check_cancel(&job->bctx, error))
+		return NULL;
 	/* the facts that explain the numbers, taken as the benchmark starts */
 	agent_job_progress(&job->bctx, 0.0, "collecting facts");
 	fctx.errors = fact_errors;

@@ -42,6 +42,13 @@ JsonNode *agent_facts_collect_clocksource(AgentFactsContext *ctx);
 JsonNode *agent_facts_collect_steal(AgentFactsContext *ctx);
 /* Takes the first steal sample at start-up (under sysroot); errors are ignored. */
 void agent_facts_steal_prime(const char *sysroot);
+/*
+ * The CPU load of the whole system over window_ms from now (sleeps that long, in
+ * 10 ms slices that stop early once the atomic *cancel, if given, is set): busy (not
+ * idle nor iowait) and steal, in % of all ticks, from /proc/stat under sysroot.
+ */
+gboolean agent_facts_cpu_load(const char *sysroot, guint window_ms, gint *cancel,
+                              double *busy_percent, double *steal_percent, GError **error);
 JsonNode *agent_facts_collect_block(AgentFactsContext *ctx);
 JsonNode *agent_facts_collect_net(AgentFactsContext *ctx);
 JsonNode *agent_facts_collect_os(AgentFactsContext *ctx);

@@ -11,6 +11,7 @@
 
 typedef struct {
 	guint64 steal;
+	guint64 idle; /* idle + iowait: the CPU had nothing to run */
 	guint64 total;
 } StealSample;
 
@@ -32,6 +33,7 @@ static gboolean steal_read(AgentFactsContext *ctx, StealSample *sample, GError *
 		guint n = 0;
 
 		sample->steal = 0;
+		sample->idle = 0;
 		sample->total = 0;
 		for (guint i = 0; words[i] != NULL && n < STEAL_FIELDS; i++) {
 			gint64 val = 0;
@@ -45,6 +47,8 @@ static gboolean steal_read(AgentFactsContext *ctx, StealSample *sample, GError *
 			sample->total += (guint64)val;
 			if (n == STEAL_FIELDS - 1)
 				sample->steal = (guint64)val;
+			if (n == 3 || n == 4)
+				sample->idle += (guint64)val;
 			n++;
 		}
 		if (n < STEAL_FIELDS) {
@@ -193,4 +197,44 @@ JsonNode *agent_facts_collect_steal(AgentFactsContext *ctx)
 	if (!ok)
 		agent_facts_add_error(ctx, "steal", error_local->message);
 	return json_builder_get_root(builder);
+}
+
+gboolean agent_facts_cpu_load(const char *sysroot, guint window_ms, gint *cancel,
+                              double *busy_percent, double *steal_percent, GError **error)
+{
+	AgentFactsContext ctx = { .sysroot = sysroot };
+	StealSample first = { 0 };
+	StealSample second = { 0 };
+	guint64 total;
+	gint64 until;
+
+	if (!steal_read(&ctx, &first, error))
+		return FALSE;
+	/* in slices, so that a cancel is seen within 10 ms */
+	until = g_get_monotonic_time() + (gint64)window_ms * 1000;
+	while (g_get_monotonic_time() < until) {
+		if (cancel != NULL && g_atomic_int_get(cancel) != 0) {
+			g_set_error_literal(error, GB_ERROR, GB_ERROR_FAILED, "cancelled");
+			return FALSE;
+		}
+		g_usleep((gulong)MIN(10000, MAX(until - g_get_monotonic_time(), 1)));
+	}
+	if (!steal_read(&ctx, &second, error))
+		return FALSE;
+	if (second.steal < first.steal || second.idle < first.idle || second.total < first.total) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
+		                    STAT_PATH ": counters went backwards");
+		return FALSE;
+	}
+	total = second.total - first.total;
+	if (total == 0) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
+		                    STAT_PATH ": no CPU ticks elapsed in the window");
+		return FALSE;
+	}
+	/* busy is what ran, steal included: time the guest wanted a CPU and had none idle */
+	*busy_percent =
+	    100.0 * (double)(total - MIN(second.idle - first.idle, total)) / (double)total;
+	*steal_percent = 100.0 * (double)(second.steal - first.steal) / (double)total;
+	return TRUE;
 }

@@ -244,6 +244,7 @@ static gboolean cli_compare_parse_guest(CliComparison *cmp, JsonObject *guest,
 	JsonObject *result = NULL;
 	JsonObject *params = NULL;
 	JsonObject *facts = NULL;
+	JsonObject *labels = NULL;
 
 	if (!gb_json_get_string(guest, "name", GB_JSON_REQUIRED, &name, error) ||
 	    !gb_json_get_string(guest, "status", GB_JSON_REQUIRED, &status, error) ||
@@ -263,6 +264,9 @@ static gboolean cli_compare_parse_guest(CliComparison *cmp, JsonObject *guest,
 	    !gb_json_get_object(result, "facts", GB_JSON_OPTIONAL, &facts, error) ||
 	    !gb_json_get_string(result, "timestamp", GB_JSON_OPTIONAL, &timestamp, error) ||
 	    !gb_json_get_string(result, "agent_version", GB_JSON_OPTIONAL, &agent_version, error) ||
+	    !gb_json_get_object(result, "labels", GB_JSON_OPTIONAL, &labels, error) ||
+	    !gb_json_get_int(labels, "concurrent", GB_JSON_OPTIONAL, 1, G_MAXINT32,
+	                     &col->concurrent, error) ||
 	    !cli_compare_check_metrics(result, error)) {
 		g_prefix_error(error, "result: ");
 		return FALSE;

@@ -38,6 +38,8 @@ typedef struct {
 	JsonObject *params;  /* the result's params (ref), or NULL */
 	JsonObject *facts;   /* the result's facts (ref), or NULL */
 	guint n_runs;        /* most runs behind one of its values; 0 without values */
+	/* labels.concurrent: benchmarks at once on its hypervisor while it ran; 0: not said */
+	gint64 concurrent;
 } CliCompareColumn;
 
 typedef struct {

@@ -89,3 +89,15 @@ char *cli_format_rate(double value, const char *unit)
 		return g_strdup_printf("%.1f %s%s", value, prefixes[i], unit);
 	return g_strdup_printf("%.2f %s%s", value, prefixes[i], unit);
 }
+
+char *cli_format_duration(double seconds)
+{
+	double s = ceil(MAX(seconds, 0.0));
+
+	if (s < 60)
+		return g_strdup_printf("%.0f s", s);
+	if (s < 3600)
+		return g_strdup_printf("%.0fm%02.0fs", floor(s / 60), fmod(s, 60));
+	s = ceil(s / 60) * 60;
+	return g_strdup_printf("%.0fh%02.0fm", floor(s / 3600), floor(fmod(s, 3600) / 60));
+}

@@ -16,5 +16,7 @@ char *cli_format_bytes(guint64 bytes);
 char *cli_format_json_value(JsonNode *node);
 /* "812 B/s", "16.3 MB/s", "1.21 GB/s": a rate with an SI prefix, three significant digits. */
 char *cli_format_rate(double value, const char *unit);
+/* A duration as people say it: "12 s", "4m05s", "2h10m" (rounded up to what is shown). */
+char *cli_format_duration(double seconds);
 
 G_END_DECLS

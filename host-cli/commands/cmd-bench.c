@@ -15,6 +15,8 @@
 #include "guestbench-protocol.h"
 
 #include "commands/bench-args.h"
+#include "commands/bench-contention.h"
+#include "fleet/runner.h"
 #include "transport/bench-net.h"
 #include "commands/cmd-bench.h"
 #include "commands/commands.h"
@@ -54,6 +56,8 @@ static struct {
 	gboolean no_direct;
 	gboolean no_fsync;
 	gboolean no_save;
+	char *per_host;
+	gboolean contention;
 } cli_bench_opts;
 
 /* The values the options take, for checking them and for completion. */
@@ -83,6 +87,13 @@ const GOptionEntry cli_bench_entries[] = {
 	  "Repeat the benchmark N times (1..100); tables show mean ± stddev", "N" },
 	{ "no-save", 0, 0, G_OPTION_ARG_NONE, &cli_bench_opts.no_save,
 	  "Do not save the result document", NULL },
+	{ "per-host", 0, 0, G_OPTION_ARG_STRING, &cli_bench_opts.per_host,
+	  "Benchmarks at once per hypervisor (default 1: guests that share one do not "
+	  "disturb each other)",
+	  "N" },
+	{ "contention", 0, 0, G_OPTION_ARG_NONE, &cli_bench_opts.contention,
+	  "Run each guest alone, then all of a hypervisor's at once: solo, loaded and ratio",
+	  NULL },
 	{ "cipher", 0, 0, G_OPTION_ARG_STRING, &cli_bench_opts.cipher,
 	  "aes: aes-128-gcm (default), aes-256-gcm or chacha20-poly1305", "CIPHER" },
 	{ "sizes", 0, 0, G_OPTION_ARG_STRING, &cli_bench_opts.sizes,
@@ -497,6 +508,35 @@ static void cli_bench_keep_spellings(void)
 	}
 }
 
+/*
+ * The schedule (fleet/app.h, CliSchedule): --per-host guests of one hypervisor at a
+ * time (1 unless told), or --contention's solo pass; the estimate from what a job
+ * asked for, its idle check included.
+ */
+static gboolean cli_bench_prepare_schedule(CliApp *app, const char *test, JsonObject *params,
+                                           GError **error)
+{
+	guint64 per_host = 1;
+	double work = 0;
+
+	if (cli_bench_opts.per_host != NULL && cli_bench_opts.contention) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "--per-host does not go with --contention (it runs each guest "
+		                    "alone, then all of a hypervisor's at once)");
+		return FALSE;
+	}
+	if (cli_bench_opts.per_host != NULL &&
+	    !cli_bench_parse_uint("per-host", cli_bench_opts.per_host, 1, CLI_MAX_JOBS, &per_host,
+	                          error))
+		return FALSE;
+	cli_bench_job_bound(test, params, &work);
+	app->schedule.per_host = (guint)per_host;
+	app->schedule.job_seconds = work + GB_BENCH_IDLE_WINDOW_MS / 1000.0;
+	app->schedule.then_seconds = cli_bench_opts.contention ? app->schedule.job_seconds : 0;
+	app->schedule.pass = cli_bench_opts.contention ? "solo pass" : NULL;
+	return TRUE;
+}
+
 gboolean cli_bench_prepare(CliApp *app, GPtrArray *args, GError **error)
 {
 	g_autoptr(JsonObject) params = json_object_new();
@@ -535,7 +575,7 @@ gboolean cli_bench_prepare(CliApp *app, GPtrArray *args, GError **error)
 		ok = cli_bench_prepare_mem(params, error);
 	else
 		ok = cli_bench_prepare_net(args->len - 1, params, error);
-	if (!ok)
+	if (!ok || !cli_bench_prepare_schedule(app, test, params, error))
 		return FALSE;
 	g_free(cli_bench.test);
 	cli_bench.test = g_strdup(test);
@@ -983,6 +1023,90 @@ GString *cli_bench_render_prom(const CliResults *results)
 	return cli_bench_view_render_prom(results);
 }
 
+/* ---- the schedule's outcome ----------------------------------------------------------- */
+
+/*
+ * Each result says where it ran and how many ran there with it (labels). labels and
+ * contention are the CLI's to write: whatever a guest put there is replaced or dropped.
+ */
+static void cli_bench_label_results(CliApp *app)
+{
+	for (guint i = 0; i < app->guests->len; i++) {
+		CliGuest *guest = g_ptr_array_index(app->guests, i);
+		JsonObject *labels;
+
+		if (guest->result == NULL || !JSON_NODE_HOLDS_OBJECT(guest->result))
+			continue;
+		if (json_object_has_member(json_node_get_object(guest->result), "contention"))
+			json_object_remove_member(json_node_get_object(guest->result),
+			                          "contention");
+		labels = json_object_new();
+		json_object_set_string_member(labels, "hypervisor",
+		                              cli_target_get_hypervisor(guest->target));
+		json_object_set_int_member(labels, "concurrent",
+		                           cli_runner_get_concurrent(app, guest));
+		json_object_set_object_member(json_node_get_object(guest->result), "labels",
+		                              labels);
+	}
+}
+
+/*
+ * --contention: the solo pass is done (one guest at a time per hypervisor); now all
+ * of each hypervisor's guests at once, and each guest's two results side by side.
+ * Not after Ctrl-C, nor when --deadline has no time left: what the solo pass got is
+ * the answer then.
+ */
+static void cli_bench_run_loaded(CliApp *app)
+{
+	g_autoptr(GPtrArray) solo = NULL;
+	gint64 first_us = G_MAXINT64;
+
+	if (app->signal_received != 0)
+		return;
+	if (app->opts.deadline > 0) {
+		double left;
+
+		for (guint i = 0; i < app->guests->len; i++) {
+			const CliGuest *guest = g_ptr_array_index(app->guests, i);
+			if (guest->started_us != 0)
+				first_us = MIN(first_us, guest->started_us);
+		}
+		left = app->opts.deadline -
+		       (first_us == G_MAXINT64 ? 0 : (g_get_monotonic_time() - first_us) / 1e6);
+		if (left <= 0) {
+			if (!app->opts.quiet)
+				g_printerr("contention: no loaded pass, the --deadline of %g s was "
+				           "reached in the solo pass\n",
+				           app->opts.deadline);
+			return;
+		}
+		app->opts.deadline = left;
+	}
+	app->schedule.per_host = 0;
+	app->schedule.then_seconds = 0;
+	app->schedule.pass = "loaded pass";
+	solo = cli_runner_run_again(app);
+	cli_bench_label_results(app);
+	for (guint i = 0; i < app->guests->len; i++) {
+		CliGuest *guest = g_ptr_array_index(app->guests, i);
+		const CliGuest *alone = g_ptr_array_index(solo, i);
+		g_autoptr(GError) error = NULL;
+
+		if (guest->status != CLI_GUEST_OK)
+			continue;
+		/* without its solo figure the guest has no contention to show */
+		if (alone->status != CLI_GUEST_OK) {
+			guest->status = alone->status;
+			guest->error = g_strdup_printf("solo pass: %s", alone->error);
+			continue;
+		}
+		if (!cli_bench_contention_attach(guest->result, alone->result, &error)) {
+			guest->status = CLI_GUEST_ERROR;
+			guest->error = g_strdup_printf("contention: %s", error->message);
+		}
+	}
+}
+
 /* ---- saving -------------------------------------------------------------------------- */
 
 void cli_bench_finished(CliApp *app)
@@ -996,7 +1120,12 @@ void cli_bench_finished(CliApp *app)
 	g_autofree char *path = NULL;
 	gboolean any_ok = FALSE;
 
-	if (cli_bench_opts.no_save || app->guests == NULL)
+	if (app->guests == NULL)
+		return;
+	cli_bench_label_results(app);
+	if (cli_bench_opts.contention)
+		cli_bench_run_loaded(app);
+	if (cli_bench_opts.no_save)
 		return;
 	for (guint i = 0; i < app->guests->len; i++) {
 		CliGuest *guest = g_ptr_array_index(app->guests, i);

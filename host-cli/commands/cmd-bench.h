@@ -9,7 +9,14 @@ G_BEGIN_DECLS
 
 /* The bench command (cmd-bench.c, which defines cli_cmd_bench). */
 #define CLI_BENCH_DESCRIPTION                                                          \
-	"Runs one benchmark in every guest at once as an agent job: gb-bench-start,\n" \
+	"Runs one benchmark in every guest as an agent job, one guest at a time per\n" \
+	"hypervisor (guests that share one compete for its cores, memory and disks;\n" \
+	"hypervisors run in parallel; --per-host N allows N at once), and says the\n"  \
+	"rounds and about how long first. Each result carries labels.hypervisor,\n"    \
+	"labels.concurrent and the guest's CPU busy/steal % over the second before\n"  \
+	"(marked NOT IDLE above 20 %). --contention runs each guest alone, then all\n" \
+	"of a hypervisor's at once: solo, loaded and their ratio.\n"                   \
+	"A job is gb-bench-start,\n"                                                   \
 	"then gb-bench-status every 250 ms (live progress on a terminal); --timeout\n" \
 	"bounds each step. The whole job is bounded by 2 x the work it asks for\n"     \
 	"+ 30 s (aes: sizes x seconds; disk: its passes at 1 MiB/s; mem: 2 s + size\n" \

@@ -135,6 +135,19 @@ typedef struct {
 	    wait_busy; /* --wait-busy SECONDS: wait for a guest another process holds, 0: don't */
 } CliOptions;
 
+/*
+ * How the runner spreads the guests over time (a benchmark's, set by its prepare()):
+ * guests that share a hypervisor (cli_target_get_hypervisor()) compete for its
+ * cores, memory bandwidth and disks, so at most per_host of them run at once;
+ * hypervisors run in parallel. Without it (per_host 0) only --jobs limits.
+ */
+typedef struct {
+	guint per_host;      /* guests of one hypervisor at once, 0: no limit but --jobs */
+	double job_seconds;  /* how long one guest takes, for the estimate; 0: none printed */
+	double then_seconds; /* a later pass (bench --contention) adds this to the estimate */
+	const char *pass;    /* what this pass is, in the estimate ("solo"), or NULL */
+} CliSchedule;
+
 typedef enum {
 	CLI_ACTION_RUN,
 	CLI_ACTION_HELP,    /* print app->help_text to stdout, exit 0 */
@@ -266,6 +279,7 @@ struct _CliApp {
 	gboolean fail_finding;
 	gboolean stdout_is_tty;
 	gboolean stderr_is_tty;
+	CliSchedule schedule;
 	/* runner bookkeeping */
 	guint n_started;
 	guint n_running;

@@ -13,7 +13,8 @@
 #include "fleet/inventory.h"
 
 static const char *const cli_inventory_keys[] = {
-	"target", "tags", "qmp", "agent_path", "connect", "require_level", "require_flags", NULL,
+	"target",        "tags",          "qmp",  "agent_path", "connect",
+	"require_level", "require_flags", "host", NULL,
 };
 static const char *const cli_inventory_hypervisor_keys[] = { "connect", "tags", NULL };
 
@@ -159,7 +160,7 @@ static GPtrArray *cli_inventory_scan(const char *path, const char *data, gsize l
 			g_set_error(
 			    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 			    "%s:%u: unknown key '%s' in [guest %s] (expected target, tags, qmp, "
-			    "agent_path, connect, require_level or require_flags)",
+			    "agent_path, connect, require_level, require_flags or host)",
 			    path, lineno, key, group->name);
 			return NULL;
 		}
@@ -402,6 +403,17 @@ static CliTarget *cli_inventory_build(GKeyFile *kf, const char *dir, CliInventor
 			g_prefix_error(error, "require_flags: ");
 			return NULL;
 		}
+	}
+	/* the hypervisor it runs on: benchmarks there are scheduled together */
+	if (g_hash_table_contains(group->key_lines, "host")) {
+		g_autofree char *host = cli_inventory_get_string(kf, kf_group, "host", error);
+
+		if (host == NULL || !cli_target_check_hypervisor_name(host, error)) {
+			g_prefix_error(error, "host: ");
+			return NULL;
+		}
+		g_free(target->host);
+		target->host = g_steal_pointer(&host);
 	}
 	return g_steal_pointer(&target);
 }

@@ -22,7 +22,6 @@
  */
 
 /* Host names end up in labels, CSV cells and headings: printable text, bounded. */
-#define CLI_MERGE_MAX_HOST_LEN 253
 
 typedef struct {
 	char *name;
@@ -70,28 +69,6 @@ void cli_merge_free(CliMerge *merge)
 	g_ptr_array_unref(merge->hosts);
 	g_free(merge->command_source);
 	g_free(merge);
-}
-
-static gboolean cli_merge_check_host(const char *host, GError **error)
-{
-	gsize len = strlen(host);
-
-	if (len == 0 || len > CLI_MERGE_MAX_HOST_LEN) {
-		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-		            "host name must have 1 to %d bytes, not %" G_GSIZE_FORMAT,
-		            CLI_MERGE_MAX_HOST_LEN, len);
-		return FALSE;
-	}
-	for (const char *p = host; *p != '\0'; p = g_utf8_next_char(p)) {
-		gunichar c = g_utf8_get_char(p);
-
-		if (g_unichar_iscntrl(c) || g_unichar_type(c) == G_UNICODE_FORMAT) {
-			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			            "host name has a control character (U+%04X)", c);
-			return FALSE;
-		}
-	}
-	return TRUE;
 }
 
 static CliMergeHost *cli_merge_get_host(CliMerge *merge, const char *name)
@@ -143,7 +120,7 @@ static gboolean cli_merge_add_guest(CliMerge *merge, JsonNode *node, const char 
 		            "Parameter 'error' is missing (status %s)", status_text);
 		return FALSE;
 	}
-	if (!cli_merge_check_host(host_name, error)) {
+	if (!cli_target_check_hypervisor_name(host_name, error)) {
 		g_prefix_error(error, "host: ");
 		return FALSE;
 	}
@@ -238,7 +215,7 @@ gboolean cli_merge_add_data(CliMerge *merge, const char *source, const char *hos
 		            "%s: no 'host' member and no file name to name the host", source);
 		return FALSE;
 	}
-	if (!cli_merge_check_host(doc_host, error)) {
+	if (!cli_target_check_hypervisor_name(doc_host, error)) {
 		g_prefix_error(error, "%s: host: ", source);
 		return FALSE;
 	}
@@ -572,12 +549,6 @@ GString *cli_merge_render(CliMerge *merge, CliFormat format, gboolean color, GEr
 	return out;
 }
 
-/* The hypervisor of a guest reached through libvirt on another host, else this host. */
-static const char *cli_merge_app_guest_host(const CliGuest *guest)
-{
-	return guest->target->host != NULL ? guest->target->host : g_get_host_name();
-}
-
 /*
  * Guests of several hypervisors (remote libvirt connections, [hypervisor]
  * inventory groups) are rendered per hypervisor, as --hosts and merge do:
@@ -589,7 +560,7 @@ static GString *cli_merge_render_app(CliApp *app, GError **error)
 
 	for (guint i = 0; i < app->guests->len; i++) {
 		const CliGuest *guest = g_ptr_array_index(app->guests, i);
-		const char *name = cli_merge_app_guest_host(guest);
+		const char *name = cli_target_get_hypervisor(guest->target);
 		CliMergeHost *host = cli_merge_get_host(merge, name);
 
 		g_ptr_array_add(host->sources, g_strdup(name));

@@ -12,6 +12,7 @@
 
 #include "fleet/runner.h"
 #include "transport/qga.h"
+#include "analysis/units.h"
 #include "render/escape.h"
 #include "render/output.h"
 
@@ -282,6 +283,87 @@ static gboolean cli_runner_shows_progress(CliApp *app)
 	return app->stderr_is_tty && !app->opts.quiet && app->guests != NULL;
 }
 
+/* ---- the per-hypervisor schedule (CliSchedule) ---- */
+
+/* At most this many guests of one hypervisor at once: per_host, else --jobs. */
+static guint cli_runner_per_host(CliApp *app)
+{
+	return app->schedule.per_host > 0 ? app->schedule.per_host : MAX(app->opts.jobs, 1);
+}
+
+/*
+ * The rounds the schedule takes (its largest hypervisor's guests over per_host),
+ * how many hypervisors there are, and the round the run is in (of the hypervisor
+ * furthest on).
+ */
+static guint cli_runner_count_rounds(CliApp *app, guint *n_hypervisors, guint *round_now)
+{
+	g_autoptr(GHashTable) total = g_hash_table_new(g_str_hash, g_str_equal);
+	g_autoptr(GHashTable) started = g_hash_table_new(g_str_hash, g_str_equal);
+	guint per = cli_runner_per_host(app);
+	guint most = 0;
+	guint most_started = 0;
+
+	for (guint i = 0; i < app->guests->len; i++) {
+		const CliGuest *guest = g_ptr_array_index(app->guests, i);
+		const char *hv = cli_target_get_hypervisor(guest->target);
+		guint n = GPOINTER_TO_UINT(g_hash_table_lookup(total, hv)) + 1;
+
+		g_hash_table_insert(total, (gpointer)hv, GUINT_TO_POINTER(n));
+		most = MAX(most, n);
+		if (guest->status != CLI_GUEST_PENDING) {
+			n = GPOINTER_TO_UINT(g_hash_table_lookup(started, hv)) + 1;
+			g_hash_table_insert(started, (gpointer)hv, GUINT_TO_POINTER(n));
+			most_started = MAX(most_started, n);
+		}
+	}
+	if (n_hypervisors != NULL)
+		*n_hypervisors = g_hash_table_size(total);
+	if (round_now != NULL)
+		*round_now = (most_started + per - 1) / per;
+	return (most + per - 1) / per;
+}
+
+/*
+ * Before the run: how the guests are spread and how long that takes, from what one
+ * guest's job asked for, e.g. "4 guests on 1 hypervisor, one at a time on each: 4
+ * rounds of about 4 s, about 16 s in all".
+ */
+static void cli_runner_print_estimate(CliApp *app)
+{
+	const CliSchedule *sched = &app->schedule;
+	g_autofree char *each = NULL;
+	g_autofree char *all = NULL;
+	g_autofree char *then = NULL;
+	g_autofree char *how = NULL;
+	guint n_hv = 0;
+	guint rounds;
+
+	/* one guest has nothing to schedule */
+	if (sched->job_seconds <= 0 || app->opts.quiet || app->guests->len < 2)
+		return;
+	rounds = cli_runner_count_rounds(app, &n_hv, NULL);
+	each = cli_format_duration(sched->job_seconds);
+	all = cli_format_duration(rounds * sched->job_seconds + sched->then_seconds);
+	if (sched->then_seconds > 0) {
+		g_autofree char *more = cli_format_duration(sched->then_seconds);
+		then = g_strdup_printf(", then all at once for about %s", more);
+	}
+	if (sched->per_host == 0)
+		how = g_strdup("all at once on each");
+	else if (sched->per_host == 1)
+		how = g_strdup("one at a time on each");
+	else
+		how = g_strdup_printf("at most %u at a time on each", sched->per_host);
+	fprintf(
+	    stderr,
+	    "%s%s%u guest%s on %u hypervisor%s, %s: %u round%s of about %s%s, about %s in all\n",
+	    sched->pass != NULL ? sched->pass : "", sched->pass != NULL ? ": " : "",
+	    app->guests->len, app->guests->len == 1 ? "" : "s", n_hv, n_hv == 1 ? "" : "s", how,
+	    rounds, rounds == 1 ? "" : "s", each, then != NULL ? then : "", all);
+	fflush(stderr);
+}
+
 static void cli_runner_draw_progress(CliApp *app, gboolean final)
 {
 	g_autoptr(GString) line = NULL;
@@ -316,7 +398,13 @@ static void cli_runner_draw_progress(CliApp *app, gboolean final)
 		if (slowest == NULL || guest->started_us < slowest->started_us)
 			slowest = guest;
 	}
-	/* one guest: its name and what it does, no fleet counts */
+	/* one guest: its name and what it does, no fleet counts, no rounds */
+	if (app->guests->len > 1 && app->schedule.per_host > 0) {
+		guint round_now = 0;
+		guint rounds = cli_runner_count_rounds(app, NULL, &round_now);
+
+		g_string_append_printf(line, "round %u/%u, ", round_now, rounds);
+	}
 	if (app->guests->len > 1)
 		g_string_append_printf(line, "%u/%u done, %u failed, %u running; ", app->n_done,
 		                       app->guests->len, n_failed, app->n_running);
@@ -473,14 +561,89 @@ static void cli_runner_start_guest(CliApp *app, CliGuest *guest)
 	cli_runner_lock_guest(app, guest);
 }
 
+/* With a per-hypervisor schedule: the next pending guests whose hypervisor has room. */
+static void cli_runner_start_scheduled(CliApp *app)
+{
+	g_autoptr(GHashTable) running = g_hash_table_new(g_str_hash, g_str_equal);
+
+	for (guint i = 0; i < app->guests->len; i++) {
+		const CliGuest *guest = g_ptr_array_index(app->guests, i);
+		const char *hv = cli_target_get_hypervisor(guest->target);
+
+		if (guest->status == CLI_GUEST_RUNNING)
+			g_hash_table_insert(
+			    running, (gpointer)hv,
+			    GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(running, hv)) +
+			                     1));
+	}
+	for (guint i = 0; i < app->guests->len && app->n_running < app->opts.jobs &&
+	                  !g_cancellable_is_cancelled(app->cancellable);
+	     i++) {
+		CliGuest *guest = g_ptr_array_index(app->guests, i);
+		const char *hv = cli_target_get_hypervisor(guest->target);
+		guint n = GPOINTER_TO_UINT(g_hash_table_lookup(running, hv));
+
+		if (guest->status != CLI_GUEST_PENDING || n >= app->schedule.per_host)
+			continue;
+		g_hash_table_insert(running, (gpointer)hv, GUINT_TO_POINTER(n + 1));
+		app->n_started++;
+		cli_runner_start_guest(app, guest);
+	}
+}
+
 static void cli_runner_start_more(CliApp *app)
 {
+	if (app->schedule.per_host > 0) {
+		cli_runner_start_scheduled(app);
+		return;
+	}
 	while (app->n_running < app->opts.jobs && app->n_started < app->guests->len &&
 	       !g_cancellable_is_cancelled(app->cancellable)) {
 		CliGuest *guest = g_ptr_array_index(app->guests, app->n_started++);
 		if (guest->status == CLI_GUEST_PENDING)
 			cli_runner_start_guest(app, guest);
 	}
+}
+
+guint cli_runner_get_concurrent(CliApp *app, const CliGuest *guest)
+{
+	const char *hv = cli_target_get_hypervisor(guest->target);
+	guint most = 0;
+
+	if (guest->started_us == 0)
+		return 0;
+	/* the most running at once is reached at one of their starts within this run */
+	for (guint i = 0; i < app->guests->len; i++) {
+		const CliGuest *at = g_ptr_array_index(app->guests, i);
+		gint64 t = MAX(at->started_us, guest->started_us);
+		guint n = 0;
+
+		if (at->started_us == 0 ||
+		    g_strcmp0(cli_target_get_hypervisor(at->target), hv) != 0 ||
+		    t >= guest->finished_us || (at->finished_us != 0 && at->finished_us <= t))
+			continue;
+		for (guint j = 0; j < app->guests->len; j++) {
+			const CliGuest *other = g_ptr_array_index(app->guests, j);
+
+			if (other->started_us != 0 && other->started_us <= t &&
+			    (other->finished_us == 0 || other->finished_us > t) &&
+			    g_strcmp0(cli_target_get_hypervisor(other->target), hv) == 0)
+				n++;
+		}
+		most = MAX(most, n);
+	}
+	return most;
+}
+
+GPtrArray *cli_runner_run_again(CliApp *app)
+{
+	GPtrArray *previous = g_steal_pointer(&app->guests);
+
+	app->n_started = 0;
+	app->n_running = 0;
+	app->n_done = 0;
+	cli_runner_run(app);
+	return previous;
 }
 
 /*
@@ -617,6 +780,7 @@ void cli_runner_run(CliApp *app)
 		        app, g_timeout_source_new(MAX((guint)(app->opts.deadline * 1000.0), 1)),
 		        cli_runner_deadline_cb));
 	}
+	cli_runner_print_estimate(app);
 	if (cli_runner_shows_progress(app)) {
 		g_ptr_array_add(
 		    sources,

@@ -12,5 +12,16 @@ G_BEGIN_DECLS
  * results stay in app->guests in target order.
  */
 void cli_runner_run(CliApp *app);
+/*
+ * After cli_runner_run(): runs every target again as a new pass (fresh guests, with
+ * app->schedule as it is now) and hands back the previous pass's guests.
+ */
+GPtrArray *cli_runner_run_again(CliApp *app);
+/*
+ * After the run: the most guests of guest's hypervisor (itself included) that ran at
+ * once while it ran, from when the runner started and finished each; 0 for a guest
+ * that never started.
+ */
+guint cli_runner_get_concurrent(CliApp *app, const CliGuest *guest);
 
 G_END_DECLS

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <string.h>
 #include <sys/un.h>
 
 #include "gb-error.h"
@@ -555,4 +556,34 @@ GPtrArray *cli_targets_from_libvirt(const char *const *uris, GError **error)
 		}
 	}
 	return g_steal_pointer(&targets);
+}
+
+/* A DNS name's limit. */
+#define CLI_TARGET_MAX_HOST_LEN 253
+
+gboolean cli_target_check_hypervisor_name(const char *host, GError **error)
+{
+	gsize len = strlen(host);
+
+	if (len == 0 || len > CLI_TARGET_MAX_HOST_LEN) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "host name must have 1 to %d bytes, not %" G_GSIZE_FORMAT,
+		            CLI_TARGET_MAX_HOST_LEN, len);
+		return FALSE;
+	}
+	for (const char *p = host; *p != '\0'; p = g_utf8_next_char(p)) {
+		gunichar c = g_utf8_get_char(p);
+
+		if (g_unichar_iscntrl(c) || g_unichar_type(c) == G_UNICODE_FORMAT) {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "host name has a control character (U+%04X)", c);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+const char *cli_target_get_hypervisor(const CliTarget *target)
+{
+	return target->host != NULL ? target->host : g_get_host_name();
 }

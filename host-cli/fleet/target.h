@@ -43,7 +43,7 @@ typedef struct {
 	 */
 	char *domain;
 	char *uri;
-	char *host;
+	char *host;   /* also an inventory guest's host=: the hypervisor it runs on */
 	char *origin; /* "FILE:LINE" of the [guest NAME] group, NULL from the command line */
 	/*
 	 * libvirt:DOMAIN whose socket could not be found (domain not running, no
@@ -78,6 +78,15 @@ typedef struct {
  * why it cannot be reached (not running, no channel and the XML to add).
  */
 void cli_target_set_libvirt(CliTarget *target, CliVirtConn *conn, const CliVirtDomain *domain);
+
+/*
+ * The hypervisor the guest runs on, as benchmarks are scheduled and results are
+ * grouped by it: target->host (a remote libvirt URI's host, an inventory's
+ * [hypervisor NAME] or host=), else this host's name.
+ */
+const char *cli_target_get_hypervisor(const CliTarget *target);
+/* Whether name can be a hypervisor's name in a document: 1..253 bytes, no controls. */
+gboolean cli_target_check_hypervisor_name(const char *name, GError **error);
 
 /* Fails with GB_ERROR_INVALID_ARGUMENT and a message that quotes the text. */
 CliTarget *cli_target_parse(const char *text, GError **error);

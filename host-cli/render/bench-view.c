@@ -6,6 +6,8 @@
 
 #include "guestbench-protocol.h"
 
+#include "analysis/compare.h"
+#include "analysis/units.h"
 #include "render/bench-view.h"
 #include "render/csv.h"
 #include "render/escape.h"
@@ -491,6 +493,133 @@ static void cli_bench_render_errors(const CliResults *results, GString *out, gbo
 	cli_table_render(table, color, out);
 }
 
+/* ---- the schedule: idle check, neighbours, contention --------------------------------- */
+
+/*
+ * Each guest whose CPUs were not idle before its run (the agent's idle check), and
+ * each that shared its hypervisor with other benchmarks (labels.concurrent > 1) but
+ * not on purpose (--contention has its own table).
+ */
+static void cli_bench_render_neighbours(const CliResults *results, GString *out)
+{
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
+		g_autofree char *name = NULL;
+		JsonObject *result = NULL;
+		JsonObject *idle = NULL;
+		JsonObject *labels = NULL;
+		double busy = NAN;
+		double steal = NAN;
+		gint64 concurrent = 0;
+		const char *hypervisor = NULL;
+
+		if (!cli_bench_has_numbers(guest) ||
+		    !gb_json_node_get_object(guest->result, "result", &result, NULL))
+			continue;
+		name = cli_escape_terminal(guest->name);
+		if (gb_json_get_object(result, "idle", GB_JSON_OPTIONAL, &idle, NULL) &&
+		    gb_json_get_double(idle, "busy_percent", GB_JSON_OPTIONAL, 0, 100, &busy,
+		                       NULL) &&
+		    gb_json_get_double(idle, "steal_percent", GB_JSON_OPTIONAL, 0, 100, &steal,
+		                       NULL) &&
+		    busy > CLI_BENCH_IDLE_MAX_BUSY)
+			g_string_append_printf(
+			    out,
+			    "NOT IDLE: %s was %.0f %% busy (steal %.0f %%) in the "
+			    "second before its run (more than %.0f %%): its figures "
+			    "share the CPUs with that load.\n",
+			    name, busy, isnan(steal) ? 0.0 : steal, CLI_BENCH_IDLE_MAX_BUSY);
+		if (!gb_json_has(result, "contention") &&
+		    gb_json_get_object(result, "labels", GB_JSON_OPTIONAL, &labels, NULL) &&
+		    gb_json_get_int(labels, "concurrent", GB_JSON_OPTIONAL, 0, G_MAXINT32,
+		                    &concurrent, NULL) &&
+		    gb_json_get_string(labels, "hypervisor", GB_JSON_OPTIONAL, &hypervisor, NULL) &&
+		    concurrent > 1) {
+			g_autofree char *hv =
+			    cli_escape_terminal(hypervisor != NULL ? hypervisor : "?");
+
+			g_string_append_printf(out,
+			                       "SHARED: %s ran alongside up to %" G_GINT64_FORMAT
+			                       " other benchmark%s on hypervisor %s: its figures "
+			                       "include their load.\n",
+			                       name, concurrent - 1, concurrent == 2 ? "" : "s",
+			                       hv);
+		}
+	}
+}
+
+static char *cli_bench_contention_cell(double value, const char *unit)
+{
+	return isnan(value) ? g_strdup("—") : cli_format_rate(value, unit);
+}
+
+/* bench --contention: each guest's headline figures alone, loaded, and their ratio. */
+static void cli_bench_render_contention(const CliResults *results, gboolean color, GString *out)
+{
+	g_autoptr(CliTable) table =
+	    cli_table_new("GUEST", "METRIC", "LABELS", "SOLO", "LOADED", "RATIO", NULL);
+
+	for (guint i = 0; i < results->guests->len; i++) {
+		const CliResult *guest = g_ptr_array_index(results->guests, i);
+		JsonObject *result = NULL;
+		JsonObject *contention = NULL;
+		JsonArray *samples = NULL;
+		const char *test = NULL;
+
+		if (guest->status != CLI_GUEST_OK ||
+		    !gb_json_node_get_object(guest->result, "result", &result, NULL) ||
+		    !gb_json_get_string(result, "test", GB_JSON_OPTIONAL, &test, NULL) ||
+		    !gb_json_get_object(result, "contention", GB_JSON_OPTIONAL, &contention,
+		                        NULL) ||
+		    !gb_json_get_array(contention, "samples", GB_JSON_OPTIONAL, &samples, NULL) ||
+		    samples == NULL)
+			continue;
+		for (guint j = 0; j < json_array_get_length(samples); j++) {
+			JsonObject *sample = NULL;
+			JsonObject *labels = NULL;
+			const char *metric = NULL;
+			const char *unit = NULL;
+			double solo = NAN;
+			double loaded = NAN;
+			double ratio = NAN;
+			g_autofree char *labels_text = NULL;
+			g_autofree char *solo_text = NULL;
+			g_autofree char *loaded_text = NULL;
+			g_autofree char *ratio_text = NULL;
+
+			if (!gb_json_node_get_object(json_array_get_element(samples, j), "sample",
+			                             &sample, NULL) ||
+			    !gb_json_get_string(sample, "metric", GB_JSON_REQUIRED, &metric,
+			                        NULL) ||
+			    !gb_json_get_string(sample, "unit", GB_JSON_REQUIRED, &unit, NULL) ||
+			    !gb_json_get_object(sample, "labels", GB_JSON_OPTIONAL, &labels,
+			                        NULL) ||
+			    !gb_json_get_double(sample, "solo", GB_JSON_OPTIONAL, -G_MAXDOUBLE,
+			                        G_MAXDOUBLE, &solo, NULL) ||
+			    !gb_json_get_double(sample, "loaded", GB_JSON_OPTIONAL, -G_MAXDOUBLE,
+			                        G_MAXDOUBLE, &loaded, NULL) ||
+			    !gb_json_get_double(sample, "ratio", GB_JSON_OPTIONAL, -G_MAXDOUBLE,
+			                        G_MAXDOUBLE, &ratio, NULL) ||
+			    !cli_compare_is_headline(test, metric, unit))
+				continue;
+			labels_text = cli_bench_labels_to_string(labels);
+			solo_text = cli_bench_contention_cell(solo, unit);
+			loaded_text = cli_bench_contention_cell(loaded, unit);
+			ratio_text = isnan(ratio) ? g_strdup("—") : g_strdup_printf("%.2f", ratio);
+			cli_table_add_row(table, guest->name, metric, labels_text, solo_text,
+			                  loaded_text, ratio_text);
+		}
+	}
+	if (cli_table_get_n_rows(table) == 0)
+		return;
+	if (out->len > 0)
+		g_string_append_c(out, '\n');
+	g_string_append(out,
+	                "contention: each guest alone on its hypervisor (SOLO), then with all "
+	                "of that hypervisor's guests at once (LOADED); RATIO = LOADED / SOLO\n");
+	cli_table_render(table, color, out);
+}
+
 GString *cli_bench_view_render_text(const CliResults *results, const char *test, gboolean color)
 {
 	GString *out = g_string_new(NULL);
@@ -526,6 +655,8 @@ GString *cli_bench_view_render_text(const CliResults *results, const char *test,
 			g_string_append_printf(out, "unavailable:\n%s", notes->str);
 		g_string_append_len(out, net_notes->str, net_notes->len);
 	}
+	cli_bench_render_contention(results, color, out);
+	cli_bench_render_neighbours(results, out);
 	cli_bench_render_partial(results, out);
 	cli_bench_render_errors(results, out, color);
 	return out;

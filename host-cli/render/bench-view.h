@@ -15,6 +15,11 @@ G_BEGIN_DECLS
 GString *cli_bench_view_render_text(const CliResults *results, const char *test, gboolean color);
 GString *cli_bench_view_render_csv(const CliResults *results);
 GString *cli_bench_view_render_prom(const CliResults *results);
+/*
+ * The text marks a guest NOT IDLE when its CPUs were busier than this (in % of all
+ * ticks, steal included) over the second before its run (the result's "idle").
+ */
+#define CLI_BENCH_IDLE_MAX_BUSY 20.0
 
 /* "4k", "1M", "16M", "512" (bytes): the shortest exact binary spelling. */
 char *cli_bench_format_size(guint64 bytes);

@@ -134,6 +134,39 @@ char *cli_compare_row_sentence(CliComparison *cmp, guint row_idx, guint column)
 	return cli_compare_sentence(cmp, row_idx, column, labels);
 }
 
+/*
+ * Sides that ran with different numbers of benchmarks at once on their hypervisor
+ * (labels.concurrent) measured different neighbours as much as different guests.
+ */
+static void cli_comparison_warn_concurrent(CliComparison *cmp, const char *const *labels,
+                                           GPtrArray *warnings)
+{
+	g_autoptr(GString) sides = g_string_new(NULL);
+	gint64 first = 0;
+	gboolean differ = FALSE;
+
+	for (guint c = 0; c < cmp->columns->len; c++) {
+		CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
+
+		if (col->n_runs == 0 || col->concurrent == 0)
+			continue;
+		if (first == 0)
+			first = col->concurrent;
+		differ |= col->concurrent != first;
+		g_string_append_printf(sides, "%s%s %" G_GINT64_FORMAT, sides->len > 0 ? ", " : "",
+		                       labels[c], col->concurrent);
+	}
+	if (differ)
+		g_ptr_array_add(
+		    warnings, g_strdup_printf(
+		                  "the sides ran with different numbers of benchmarks at once on "
+		                  "their hypervisor (labels.concurrent: %s): a difference may be "
+		                  "the neighbours' load, not the guests'; compare runs of the same "
+		                  "schedule ('guestbench bench' runs one per hypervisor at a time "
+		                  "unless --per-host says otherwise)",
+		                  sides->str));
+}
+
 GPtrArray *cli_comparison_warnings(CliComparison *cmp, const char *const *labels)
 {
 	GPtrArray *warnings = g_ptr_array_new_with_free_func(g_free);
@@ -177,6 +210,7 @@ GPtrArray *cli_comparison_warnings(CliComparison *cmp, const char *const *labels
 		                    single->str,
 		                    n_single == 1 ? "is a single run" : "are single runs",
 		                    n_single == 1 ? "its" : "their"));
+	cli_comparison_warn_concurrent(cmp, labels, warnings);
 	return warnings;
 }
 
@@ -630,6 +664,12 @@ JsonNode *cli_comparison_to_json(CliComparison *cmp)
 			json_builder_add_null_value(b);
 		json_builder_set_member_name(b, "runs");
 		json_builder_add_int_value(b, col->n_runs);
+		/* labels.concurrent of its run, null when the document does not say */
+		json_builder_set_member_name(b, "concurrent");
+		if (col->concurrent > 0)
+			json_builder_add_int_value(b, col->concurrent);
+		else
+			json_builder_add_null_value(b);
 		json_builder_set_member_name(b, "params");
 		if (col->params != NULL) {
 			JsonNode *node = json_node_init_object(json_node_alloc(), col->params);

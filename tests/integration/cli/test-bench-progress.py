@@ -151,9 +151,10 @@ def main():
         check("no COLUMNS: the pty's 60 columns", rc == 0 and ups and
               all(width(u) <= 59 for u in ups), "\n".join(ups))
 
-        # Ctrl-C after the first block size: its number is kept, marked partial
+        # Ctrl-C after the first block size (the job's 1 s idle check comes before it): its
+        # number is kept, marked partial
         args = ["bench", "aes", "--sizes", "16,1024k", "--seconds", "1.5", "--no-save", sock]
-        rc, out = on_pty(args, {"COLUMNS": "80"}, interrupt_after=2.3)
+        rc, out = on_pty(args, {"COLUMNS": "80"}, interrupt_after=3.3)
         check("SIGINT: exit status 130", rc == 130, "rc %d\n%s" % (rc, out))
         check("SIGINT: the text result says PARTIAL and names the guest",
               "PARTIAL: %s was interrupted" % sock in out, out)
@@ -164,7 +165,7 @@ def main():
 
         p = subprocess.Popen([CLI, "--format", "json"] + args, stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(2.3)
+        time.sleep(3.3)
         p.send_signal(signal.SIGINT)
         stdout, stderr = p.communicate(timeout=30)
         try:

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -402,6 +403,30 @@ def cases(lab):
     check("json: each sshd let in the fleet key from the root namespace's side",
           all(accepted(n, gateway(n)) for n in (1, 2, 3)),
           [open(os.path.join(tmp, "hv%d" % n, "sshd.log")).read()[-600:] for n in (1, 2, 3)])
+
+    # bench: each hypervisor runs its guests one at a time, the hypervisors in parallel
+    # (the agents' own job start and end times; one machine, one clock)
+    p, took = cli("--hosts", "hv1,hv2", "bench", "aes", "--seconds", "0.3", "--sizes", "1k",
+                  "--no-save", "--inventory", "fleet.ini", "--tag", "live", "--format", "json")
+
+    def span(g):
+        r = g.get("result") or {}
+        return tuple(datetime.fromisoformat(r[k].replace("Z", "+00:00")).timestamp()
+                     for k in ("timestamp", "finished"))
+
+    by = {(g.get("host"), g.get("name")): g for g in guests_of(p)}
+    spans = {k: span(g) for k, g in by.items() if g.get("status") == "ok"}
+    check("bench: exit 0, hv1's two guests and hv2's one", p.returncode == 0 and
+          sorted(spans) == [("hv1", "db1"), ("hv1", "web1"), ("hv2", "web2")],
+          (p.returncode, p.stderr, sorted(by)))
+    if len(spans) == 3:
+        a, b, c = spans[("hv1", "web1")], spans[("hv1", "db1")], spans[("hv2", "web2")]
+        check("bench: one at a time inside hv1", a[1] <= b[0] or b[1] <= a[0], (a, b))
+        check("bench: hv2 ran in parallel with hv1",
+              (c[0] < a[1] and a[0] < c[1]) or (c[0] < b[1] and b[0] < c[1]), (a, b, c))
+        check("bench: each result ran alone on its hypervisor (labels.concurrent 1)",
+              all(g["result"]["labels"]["concurrent"] == 1 for g in by.values()),
+              [g["result"].get("labels") for g in by.values()])
 
     # each document is that host's: the agents ran in its namespace and see its veth
     p, took = cli("--hosts", "hv1,hv2,hv3", "facts", "--inventory", "fleet.ini", "--tag",

@@ -368,6 +368,76 @@ static void test_steal_since_previous(void)
 	}
 }
 
+/* Rewrites PROOT/proc/stat with later counters 50 ms into the window. */
+static gpointer cpu_load_advance(gpointer data)
+{
+	g_autofree char *path = g_build_filename(data, "proc", "stat", NULL);
+
+	g_usleep(50000);
+	g_assert_true(g_file_set_contents(path, "cpu  150 0 150 800 100 0 0 100\n", -1, NULL));
+	return NULL;
+}
+
+/* The idle check a benchmark job makes first: busy and steal % of all ticks. */
+static void test_cpu_load(void)
+{
+	g_autofree char *frozen = facts_fixture_path("qemu64");
+	g_autofree char *garbage = facts_fixture_path("broken-garbage");
+	g_autofree char *root = g_dir_make_tmp("gb-load-XXXXXX", NULL);
+	g_autofree char *proc = g_build_filename(root, "proc", NULL);
+	g_autofree char *stat = g_build_filename(proc, "stat", NULL);
+	g_autoptr(GError) error = NULL;
+	GThread *thread;
+	double busy = -1;
+	double steal = -1;
+	gint cancel = 1;
+	gint64 t0;
+
+	/* ticks between the reads: user+system 100, idle 100, steal 100 of 300 */
+	g_assert_no_errno(g_mkdir(proc, 0700));
+	g_assert_true(g_file_set_contents(stat, "cpu  100 0 100 700 100 0 0 0\n", -1, NULL));
+	thread = g_thread_new("advance", cpu_load_advance, root);
+	g_assert_true(agent_facts_cpu_load(root, 200, NULL, &busy, &steal, &error));
+	g_thread_join(thread);
+	g_assert_no_error(error);
+	g_assert_cmpfloat_with_epsilon(busy, 200.0 / 3.0, 1e-9);
+	g_assert_cmpfloat_with_epsilon(steal, 100.0 / 3.0, 1e-9);
+
+	/* counters that went back (a bad file) */
+	g_assert_true(g_file_set_contents(stat, "cpu  200 0 200 900 100 0 0 200\n", -1, NULL));
+	thread = g_thread_new("advance", cpu_load_advance, root);
+	g_assert_false(agent_facts_cpu_load(root, 200, NULL, &busy, &steal, &error));
+	g_thread_join(thread);
+	g_assert_cmpstr(error->message, ==, "/proc/stat: counters went backwards");
+	g_clear_error(&error);
+
+	/* nothing elapsed, a broken line, a cancel: no numbers, the reason */
+	g_assert_false(agent_facts_cpu_load(frozen, 20, NULL, &busy, &steal, &error));
+	g_assert_cmpstr(error->message, ==, "/proc/stat: no CPU ticks elapsed in the window");
+	g_clear_error(&error);
+	g_assert_false(agent_facts_cpu_load(garbage, 20, NULL, &busy, &steal, &error));
+	g_assert_cmpstr(error->message, ==,
+	                "/proc/stat: 'cpu' line has 4 fields, steal is field 8");
+	g_clear_error(&error);
+	t0 = g_get_monotonic_time();
+	g_assert_false(agent_facts_cpu_load(root, 5000, &cancel, &busy, &steal, &error));
+	g_assert_cmpstr(error->message, ==, "cancelled");
+	g_assert_cmpint(g_get_monotonic_time() - t0, <, G_USEC_PER_SEC);
+	g_clear_error(&error);
+
+	/* this machine's own */
+	g_assert_true(agent_facts_cpu_load(NULL, 100, NULL, &busy, &steal, &error));
+	g_assert_no_error(error);
+	g_assert_cmpfloat(busy, >=, 0.0);
+	g_assert_cmpfloat(busy, <=, 100.0);
+	g_assert_cmpfloat(steal, >=, 0.0);
+	g_assert_cmpfloat(steal, <=, busy);
+
+	g_assert_no_errno(g_remove(stat));
+	g_assert_no_errno(g_rmdir(proc));
+	g_assert_no_errno(g_rmdir(root));
+}
+
 static void test_block(void)
 {
 	struct {
@@ -785,6 +855,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/facts/clocksource-and-os", test_clocksource_and_os);
 	g_test_add_func("/facts/os/quoting", test_os_release_quoting);
 	g_test_add_func("/facts/steal", test_steal);
+	g_test_add_func("/facts/cpu-load", test_cpu_load);
 	g_test_add_func("/facts/steal/since-previous", test_steal_since_previous);
 	g_test_add_func("/facts/block/fixtures", test_block);
 	g_test_add_func("/facts/block/skips-virtual", test_block_skips_virtual);

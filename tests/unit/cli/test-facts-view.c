@@ -145,6 +145,24 @@ static void test_format_rate(void)
 	}
 }
 
+/* The schedule's estimate: rounded up to what is shown. */
+static void test_format_duration(void)
+{
+	struct {
+		double in;
+		const char *out;
+	} cases[] = {
+		{ -1, "0 s" },     { 0, "0 s" },      { 0.2, "1 s" },
+		{ 59.5, "1m00s" }, { 61, "1m01s" },   { 3599.2, "1h00m" },
+		{ 3601, "1h01m" }, { 7800, "2h10m" }, { 50 * 3600.0 + 1, "50h01m" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *out = cli_format_duration(cases[i].in);
+		g_assert_cmpstr(out, ==, cases[i].out);
+	}
+}
+
 /* The progress line is cut to the terminal: from the end, or a guest name from its start. */
 static void test_text_truncate(void)
 {
@@ -429,6 +447,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/facts-view/escape", test_escape);
 	g_test_add_func("/facts-view/format-bytes", test_format_bytes);
 	g_test_add_func("/facts-view/format-rate", test_format_rate);
+	g_test_add_func("/facts-view/format-duration", test_format_duration);
 	g_test_add_func("/facts-view/text-truncate", test_text_truncate);
 	g_test_add_func("/facts-view/table-tuned", test_table_tuned);
 	g_test_add_func("/facts-view/table-legacy", test_table_legacy);

@@ -98,7 +98,7 @@ static void test_inventory_bad_files(void)
 	} cases[] = {
 		{ "bad-unknown-key.ini",
 		  ":3: unknown key 'tag' in [guest a] (expected target, tags, qmp, agent_path, "
-		  "connect, require_level or require_flags)" },
+		  "connect, require_level, require_flags or host)" },
 		{ "bad-dup-name.ini", ":6: duplicate guest 'a' (first at line 1)" },
 		{ "bad-scheme.ini",
 		  ":3: [guest b]: invalid target 'http://b': unknown scheme 'http:'" },
@@ -173,6 +173,10 @@ static void test_inventory_bad_text(void)
 		{ "[guest a]\ntarget=/a\nrequire_flags=av x2\n",
 		  "x.ini:1: [guest a]: require_flags: invalid CPU flag 'av x2'" },
 		{ "[guest a]\ntarget=/a\n[guest b]\ntarget=/b\xff\n", "x.ini:4: not valid UTF-8" },
+		{ "[guest a]\ntarget=/a\nhost=\n",
+		  "x.ini:1: [guest a]: host: host name must have 1 to 253 bytes, not 0" },
+		{ "[guest a]\ntarget=/a\nhost=hv\\t1\n",
+		  "x.ini:1: [guest a]: host: host name has a control character (U+0009)" },
 		/* connect= and [hypervisor NAME] */
 		{ "[guest a]\ntarget=/a\nconnect=qemu:///system\n",
 		  "x.ini:1: [guest a]: connect= is for target=libvirt:DOMAIN, not '/a'" },
@@ -220,6 +224,21 @@ static void test_inventory_bad_text(void)
 		g_assert_null(targets);
 		g_assert_nonnull(strstr(error->message, "longer than 107 bytes"));
 	}
+}
+
+/* host=: the hypervisor a guest runs on; without it, this host */
+static void test_inventory_host(void)
+{
+	const char text[] = "[guest a]\ntarget=/a\nhost=hv1\n[guest b]\ntarget=/b\n";
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) targets =
+	    cli_inventory_parse("x.ini", text, sizeof(text) - 1, NULL, &error);
+
+	g_assert_no_error(error);
+	g_assert_cmpstr(find(targets, "a")->host, ==, "hv1");
+	g_assert_cmpstr(cli_target_get_hypervisor(find(targets, "a")), ==, "hv1");
+	g_assert_null(find(targets, "b")->host);
+	g_assert_cmpstr(cli_target_get_hypervisor(find(targets, "b")), ==, g_get_host_name());
 }
 
 static void test_inventory_unreadable(void)
@@ -373,6 +392,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/inventory/bad-files", test_inventory_bad_files);
 	g_test_add_func("/inventory/bad-text", test_inventory_bad_text);
 	g_test_add_func("/inventory/unreadable", test_inventory_unreadable);
+	g_test_add_func("/inventory/host", test_inventory_host);
 	g_test_add_func("/inventory/selection", test_inventory_selection);
 	g_test_add_func("/inventory/resolve-errors", test_inventory_resolve_errors);
 	return g_test_run();
