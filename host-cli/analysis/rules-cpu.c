@@ -486,11 +486,14 @@ void cli_rule_cpu_vulnerable(CliAuditCtx *ctx)
 {
 	const CliFactStrMap *vulns = &ctx->facts->cpu.vulnerabilities;
 	guint n_vulnerable = 0;
+	gboolean x86;
 
 	cli_rule_need(ctx, &ctx->facts->cpu.node.fact, FALSE);
 	/* absent from older agents, null on kernels before 4.15 */
 	if (!cli_rule_need(ctx, &vulns->fact, TRUE))
 		return;
+	/* the hidden bits and their QEMU spellings are x86's */
+	x86 = cpu_arch(ctx) == CLI_ARCH_X86;
 	for (guint i = 0; vulns->names[i] != NULL; i++) {
 		const char *name = vulns->names[i];
 		const char *text = vulns->texts[i];
@@ -502,7 +505,7 @@ void cli_rule_cpu_vulnerable(CliAuditCtx *ctx)
 			continue;
 		n_vulnerable++;
 		subject = g_strdup_printf("cpu/%s", name);
-		for (guint j = 0; j < G_N_ELEMENTS(vuln_hidden_bits) && !known; j++) {
+		for (guint j = 0; x86 && j < G_N_ELEMENTS(vuln_hidden_bits) && !known; j++) {
 			if (g_strcmp0(name, vuln_hidden_bits[j].name) != 0)
 				continue;
 			known = TRUE;
@@ -517,9 +520,12 @@ void cli_rule_cpu_vulnerable(CliAuditCtx *ctx)
 		                         "known)",
 		                         name, text);
 		cli_rule_emit(ctx, CLI_LEVEL_NOTE, subject, detail,
-		              "check the host's microcode and kernel; -cpu host "
-		              "(<cpu mode='host-passthrough'/>) passes every mitigation bit the "
-		              "host has");
+		              x86 ? "check the host's microcode and kernel; -cpu host "
+		                    "(<cpu mode='host-passthrough'/>) passes every mitigation bit "
+		                    "the host has"
+		                  : "check the host's firmware and kernel; -cpu host "
+		                    "(<cpu mode='host-passthrough'/>) passes every mitigation the "
+		                    "host's CPU has");
 	}
 	if (n_vulnerable == 0)
 		cli_rule_pass(ctx, "cpu",

@@ -370,6 +370,29 @@ static void test_vulnerable(void)
 	assert_finding(tuned, "CPU-VULNERABLE", "cpu", CLI_LEVEL_PASS);
 }
 
+static void test_vulnerable_aarch64(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("legacy-qemu64.json");
+	JsonObject *facts = fixture_object(node);
+	JsonObject *cpu = member_object(facts, "cpu");
+	g_autoptr(GPtrArray) findings = NULL;
+	CliFinding *f;
+
+	/* the kernel's words are the same on arm64, the x86 CPU bits behind them are not */
+	json_object_set_string_member(cpu, "architecture", "aarch64");
+	json_object_set_null_member(cpu, "cpuid");
+	findings = cli_audit_run(facts);
+	dump(findings);
+	f = assert_finding(findings, "CPU-VULNERABLE", "cpu/spec_store_bypass", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "(no CPU-model cause known)");
+	g_assert_null(strstr(f->hint, "ssbd"));
+	g_assert_null(strstr(f->hint, "microcode"));
+	assert_contains(f->hint, "firmware");
+	f = assert_finding(findings, "CPU-VULNERABLE", "cpu/mds", CLI_LEVEL_NOTE);
+	g_assert_null(strstr(f->hint, "md-clear"));
+	g_assert_cmpuint(count_rule(findings, "CPU-VULNERABLE", CLI_LEVEL_WARN), ==, 0);
+}
+
 static void test_vulnerable_bad_values(void)
 {
 	g_autoptr(JsonNode) node =
@@ -1265,6 +1288,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/audit/isa-level-bad-values", test_isa_level_bad_values);
 	g_test_add_func("/audit/required-flags", test_required_flags);
 	g_test_add_func("/audit/vulnerable", test_vulnerable);
+	g_test_add_func("/audit/vulnerable-aarch64", test_vulnerable_aarch64);
 	g_test_add_func("/audit/vulnerable-bad-values", test_vulnerable_bad_values);
 	g_test_add_func("/audit/require-parse", test_require_parse);
 	g_test_add_func("/audit/csv", test_csv);
