@@ -161,6 +161,17 @@ void cli_rule_cpu_no_aesni(CliAuditCtx *ctx)
 		cli_rule_pass(ctx, "cpu", detail);
 		return;
 	}
+	if (arch == CLI_ARCH_ARM) {
+		/* Armv8 Crypto Extensions: OpenSSL's AES-GCM needs both AESE/AESD and PMULL */
+		detail = g_strdup_printf("no %s in the CPU flags: AES-GCM runs on OpenSSL's "
+		                         "software path",
+		                         missing->str);
+		cli_rule_fire(ctx, "cpu", detail,
+		              "under KVM use -cpu host (libvirt <cpu mode='host-passthrough'/>) on "
+		              "a host with the Crypto Extensions; under TCG a model that has them "
+		              "(cortex-a57 and later, max)");
+		return;
+	}
 	detail = g_strdup_printf("no %s in the CPU flags: AES-GCM runs about 2x slower%s",
 	                         missing->str, disagree);
 	cli_rule_fire(ctx, "cpu", detail,
@@ -254,6 +265,25 @@ void cli_rule_cpu_hypervisor(CliAuditCtx *ctx)
 		    "/dev/kvm");
 		return;
 	case CLI_HYPERVISOR_UNKNOWN:
+		if (g_strcmp0(vendor, "QEMU") == 0 && cpu_arch(ctx) == CLI_ARCH_ARM &&
+		    g_strcmp0(ctx->facts->cpu.model_name.value, "QEMU max") == 0) {
+			/* under KVM (and HVF) -cpu max is the host's CPU, with the host's MIDR */
+			cli_rule_emit(
+			    ctx, CLI_LEVEL_WARN, "cpu",
+			    "hypervisor QEMU with its own 'max' CPU (MIDR implementer 0, "
+			    "part 0x051), which only TCG presents: no hardware "
+			    "acceleration, every instruction is emulated",
+			    "run QEMU with -accel kvm (libvirt <domain type='kvm'>) on an "
+			    "arm64 host with /dev/kvm");
+			return;
+		}
+		if (g_strcmp0(vendor, "QEMU") == 0) {
+			cli_rule_emit(ctx, CLI_LEVEL_NOTE, "cpu",
+			              "hypervisor QEMU (its machine's firmware or device tree); "
+			              "whether KVM or TCG runs it is not visible in the guest",
+			              NULL);
+			return;
+		}
 		if (vendor == NULL) {
 			cli_rule_emit(ctx, CLI_LEVEL_NOTE, "cpu",
 			              "hypervisor present, vendor unknown", NULL);
@@ -351,6 +381,41 @@ static const char *isa_level_hint(guint level)
 	}
 }
 
+/* The Armv8.x/Armv9.x level as a NOTE; an x86-64 requirement does not apply. */
+static void cpu_isa_level_arm(CliAuditCtx *ctx)
+{
+	const CliFactsCpu *cpu = &ctx->facts->cpu;
+	guint required = ctx->require->isa_level;
+	g_autofree char *missing = NULL;
+	g_autofree char *next = NULL;
+	g_autofree char *unrequired = NULL;
+	g_autofree char *detail = NULL;
+	guint level = 0;
+
+	if (required > 0)
+		unrequired = g_strdup_printf("; the required x86-64-v%u applies to x86 guests only",
+		                             required);
+	if (!cli_rule_need(ctx, &cpu->isa_level.fact, TRUE) ||
+	    !gb_isa_arm_level_parse(cpu->isa_level.value, &level)) {
+		if (cli_fact_ok(&cpu->isa_level.fact))
+			cli_rule_note(ctx, &cpu->isa_level.fact);
+		return;
+	}
+	if (cli_rule_need(ctx, &cpu->isa_missing.fact, TRUE) && cpu->isa_missing.value[0] != NULL)
+		missing = g_strjoinv(", ", cpu->isa_missing.value);
+	next = gb_isa_arm_level_name(level + 1);
+	if (missing != NULL && next != NULL)
+		detail = g_strdup_printf("ISA level %s (%s lacks %s; a lower bound from the "
+		                         "Features hwcaps)%s",
+		                         cpu->isa_level.value, next, missing,
+		                         unrequired != NULL ? unrequired : "");
+	else
+		detail =
+		    g_strdup_printf("ISA level %s (a lower bound from the Features hwcaps)%s",
+		                    cpu->isa_level.value, unrequired != NULL ? unrequired : "");
+	cli_rule_emit(ctx, CLI_LEVEL_NOTE, "cpu", detail, NULL);
+}
+
 void cli_rule_cpu_isa_level(CliAuditCtx *ctx)
 {
 	const CliFactsCpu *cpu = &ctx->facts->cpu;
@@ -361,6 +426,10 @@ void cli_rule_cpu_isa_level(CliAuditCtx *ctx)
 	guint level = 0;
 
 	cli_rule_need(ctx, &cpu->node.fact, FALSE);
+	if (cpu_arch(ctx) == CLI_ARCH_ARM) {
+		cpu_isa_level_arm(ctx);
+		return;
+	}
 	if (cpu_arch(ctx) != CLI_ARCH_X86)
 		return;
 	/* agents before isa_level do not send it: only a requirement makes it needed */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -147,6 +148,12 @@ static void test_live(void)
 	g_assert_nonnull(mt);
 	memtotal_kb = g_ascii_strtoll(mt + strlen("MemTotal:"), NULL, 10);
 	g_assert_cmpint(facts_get_int(facts, "memory.total_bytes"), ==, memtotal_kb * 1024);
+	/* the running kernel's base page size, as the loader hands it to every process */
+	g_assert_cmpint(facts_get_int(facts, "memory.page_size_bytes"), ==, getpagesize());
+	if (g_file_test("/sys/kernel/mm/hugepages/hugepages-2048kB", G_FILE_TEST_IS_DIR)) {
+		g_autofree char *sizes = facts_get_joined(facts, "memory.hugepages.sizes_bytes");
+		g_assert_nonnull(strstr(sizes, "2097152"));
+	}
 
 	/* Clocksource. */
 	if (g_file_get_contents("/sys/devices/system/clocksource/clocksource0/current_clocksource",

@@ -684,9 +684,14 @@ static void test_aarch64(void)
 	const char *const arm_no_pmull[] = { "fp", "asimd", "aes", NULL };
 	CliFinding *f;
 
+	const char *const missing_v81[] = { "atomics", "asimdrdm", NULL };
+	CliAuditRequire require_v3 = { .isa_level = 3 };
+
 	json_object_set_string_member(cpu, "architecture", "aarch64");
 	json_object_set_null_member(cpu, "cpuid");
-	json_object_set_null_member(cpu, "model_name");
+	json_object_set_string_member(cpu, "model_name", "Cortex-A57");
+	json_object_set_string_member(cpu, "isa_level", "armv8-a");
+	json_object_set_array_member(cpu, "isa_missing", strv_to_array(missing_v81));
 	json_object_set_array_member(cpu, "flags", strv_to_array(arm_flags));
 	{
 		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
@@ -695,13 +700,53 @@ static void test_aarch64(void)
 		/* x86 extension names mean nothing here */
 		assert_no_finding(findings, "CPU-MISSING-SIMD", NULL);
 		assert_no_finding(findings, "CPU-NESTED-EXPOSED", NULL);
-		g_assert_cmpint(cli_audit_worst(findings), ==, CLI_LEVEL_PASS);
+		f = assert_finding(findings, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_NOTE);
+		assert_contains(f->detail, "ISA level armv8-a (armv8.1-a lacks atomics, asimdrdm");
+		assert_finding(findings, "CPU-LEGACY-MODEL", "cpu", CLI_LEVEL_PASS);
+		assert_finding(findings, "FACTS-ERRORS", "facts", CLI_LEVEL_PASS);
+		g_assert_cmpint(cli_audit_worst(findings), ==, CLI_LEVEL_NOTE);
 	}
+	/* an x86-64 level required of the fleet says nothing about an arm64 guest */
+	{
+		g_autoptr(CliFacts) model = cli_facts_new(facts);
+		g_autoptr(GPtrArray) findings = cli_audit_run_require(model, &require_v3);
+		f = assert_finding(findings, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_NOTE);
+		assert_contains(f->detail, "the required x86-64-v3 applies to x86 guests only");
+	}
+	/* an x86 level name on an arm64 guest is a lie: noted, not judged */
+	json_object_set_string_member(cpu, "isa_level", "x86-64-v3");
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		assert_no_finding(findings, "CPU-ISA-LEVEL", NULL);
+		assert_finding(findings, "FACTS-ERRORS", "cpu.isa_level", CLI_LEVEL_NOTE);
+	}
+	json_object_set_string_member(cpu, "isa_level", "armv8-a");
 	json_object_set_array_member(cpu, "flags", strv_to_array(arm_no_pmull));
 	{
 		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
 		f = assert_finding(findings, "CPU-NO-AESNI", "cpu", CLI_LEVEL_FAIL);
 		assert_contains(f->detail, "no pmull");
+		assert_contains(f->detail, "software path");
+		assert_contains(f->hint, "Crypto Extensions");
+	}
+	/* QEMU named by the device tree: TCG only when the CPU is QEMU's own max */
+	{
+		JsonObject *hv = member_object(cpu, "hypervisor");
+
+		json_object_set_string_member(hv, "vendor", "QEMU");
+		json_object_set_null_member(hv, "signature");
+		json_object_set_string_member(hv, "source", "device-tree");
+		{
+			g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+			f = assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_NOTE);
+			assert_contains(f->detail, "whether KVM or TCG runs it is not visible");
+		}
+		json_object_set_string_member(cpu, "model_name", "QEMU max");
+		{
+			g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+			f = assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_WARN);
+			assert_contains(f->detail, "only TCG presents");
+		}
 	}
 	/* an architecture with other names for everything: not judged */
 	json_object_set_string_member(cpu, "architecture", "s390x");
