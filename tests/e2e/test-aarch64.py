@@ -32,6 +32,11 @@ CLI = os.environ["GB_CLI"]
 AGENT_AARCH64 = os.environ.get("GB_AGENT_AARCH64", "")
 WORK = os.environ.get("GB_E2E_DIR") or tempfile.mkdtemp(prefix="gb-e2e-")
 GUESTS = ["arm-max", "arm-a57"]
+# What the agent must make of the MIDR the guest's /proc/cpuinfo shows, by
+# (CPU implementer, CPU part): (cpu.vendor, cpu.model_name). QEMU's max has no
+# real implementer: its vendor is shown as the hex it is.
+MIDR_NAMES = {("0x41", "0xd07"): ("ARM", "Cortex-A57"), ("0x00", "0x051"): ("0x00", "QEMU max")}
+ARM_LEVEL = re.compile(r"^armv(8|9)(\.[0-9])?-a$")
 
 # Not one of these is an arm64 name: an x86 spelling at the start of a word of
 # an arm64 guest's findings is a rule that took the guest for x86 (case matters:
@@ -77,9 +82,15 @@ def test_facts(g):
         check("%s: cpu.flags are the guest's /proc/cpuinfo Features" % name,
               features and cpu.get("flags") == features, (cpu.get("flags"), features))
         flags[name] = set(cpu.get("flags") or [])
+        midr = (cpuinfo[0].get("CPU implementer"), cpuinfo[0].get("CPU part"))
         print("# %s: implementer %s part %s; facts vendor %r model %r isa_level %r" % (
-            name, cpuinfo[0].get("CPU implementer"), cpuinfo[0].get("CPU part"),
-            cpu.get("vendor"), cpu.get("model_name"), cpu.get("isa_level")))
+            name, midr[0], midr[1], cpu.get("vendor"), cpu.get("model_name"),
+            cpu.get("isa_level")))
+        check("%s: cpu.vendor and cpu.model_name from the guest's implementer %s part %s" % (
+            name, midr[0], midr[1]), (cpu.get("vendor"), cpu.get("model_name")) ==
+            MIDR_NAMES.get(midr), (cpu.get("vendor"), cpu.get("model_name")))
+        check("%s: cpu.isa_level an Arm A-profile level" % name,
+              ARM_LEVEL.match(cpu.get("isa_level") or ""), cpu.get("isa_level"))
     check("arm-max: -cpu max has sve, sve2 and atomics",
           {"sve", "sve2", "atomics"} <= flags["arm-max"], sorted(flags["arm-max"]))
     check("arm-a57: cortex-a57 has aes and pmull, no sve, no atomics",
@@ -87,6 +98,15 @@ def test_facts(g):
           sorted(flags["arm-a57"]))
     check("the two models' flag sets differ, a57's within max's",
           flags["arm-a57"] < flags["arm-max"], (flags["arm-a57"], flags["arm-max"]))
+    levels = {n: (facts[n].get("cpu") or {}).get("isa_level") for n in g}
+    # Armv8.1 makes the LSE atomics mandatory: the a57 has none, max has them
+    check("isa_level: cortex-a57 armv8-a, max above it",
+          levels["arm-a57"] == "armv8-a" and levels["arm-max"] not in (None, "armv8-a"), levels)
+    check("no facts errors about the CPU's identity or level",
+          not [e for n in g for e in facts[n].get("errors", [])
+               if e.get("member", "").split(".")[:2] in (["cpu", "model_name"], ["cpu", "vendor"],
+                                                        ["cpu", "isa_level"], ["cpu", "flags"])],
+          {n: facts[n].get("errors") for n in g})
     return facts
 
 
@@ -146,10 +166,21 @@ def test_mixed_fleet(g, tmp):
                 check("mixed audit %s: the AES rule judged" % name, "CPU-NO-AESNI" in rules,
                       sorted(rules))
         r = cli("--format", "json", "--timeout", "120", "census", *targets)
-        doc = json_out(r)
-        check("mixed census: x86 and arm64 counted in one run, exit 0",
-              r.returncode == 0 and doc is not None, (r.returncode, r.stdout[-1500:],
-                                                        r.stderr[-600:]))
+        doc = json_out(r) or {}
+        archs = {a["architecture"]: a for a in doc.get("architectures", [])}
+        check("mixed census: every guest counted in one run, exit 0",
+              r.returncode == 0 and len(doc.get("guests", [])) == 3 and
+              all(x.get("problem") is None for x in doc["guests"]),
+              (r.returncode, r.stdout[-1500:], r.stderr[-600:]))
+        check("mixed census: x86_64 and aarch64 each with their own lowest level",
+              set(archs) == {"aarch64", "x86_64"} and
+              archs["aarch64"]["lowest"] == {"isa_level": "armv8-a",
+                                             "guests": [g["arm-a57"].sock]} and
+              archs["x86_64"]["lowest"]["guests"] == socks and
+              archs["x86_64"]["lowest"]["isa_level"].startswith("x86-64-v"), archs)
+        check("mixed census: the aarch64 baseline is the a57's Features, no x86 flag",
+              set(archs.get("aarch64", {}).get("baseline", [])) ==
+              set(g["arm-a57"].cpuinfo()[0]["Features"].split()), archs.get("aarch64"))
         r = cli("--timeout", "120", "census", *targets)
         print("# census of the mixed fleet (exit %d):\n# %s" % (
             r.returncode, (r.stdout + r.stderr).replace("\n", "\n# ")))
