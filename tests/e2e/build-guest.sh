@@ -20,8 +20,14 @@ if [ "${1:-}" = "--arch" ]; then
 	shift 2
 fi
 case "$arch" in
-amd64) triplet=x86_64-linux-gnu ;;
-arm64) triplet=aarch64-linux-gnu ;;
+amd64)
+	triplet=x86_64-linux-gnu
+	machine="Advanced Micro Devices X86-64"
+	;;
+arm64)
+	triplet=aarch64-linux-gnu
+	machine=AArch64
+	;;
 *)
 	echo "build-guest: unknown architecture '$arch' (amd64 or arm64)" >&2
 	exit 2
@@ -183,6 +189,11 @@ for b in "$@"; do
 	esac
 	if [ ! -f "$b" ]; then
 		echo "build-guest: no binary $b" >&2
+		exit 1
+	fi
+	m=$(readelf -h "$b" 2>/dev/null | sed -n 's/^ *Machine: *//p')
+	if [ "$m" != "$machine" ]; then
+		echo "build-guest: $b: ELF machine '${m:-none}', not $arch's ($machine)" >&2
 		exit 1
 	fi
 	copy_with_libs "$b" "/usr/bin/$(basename "$b")"

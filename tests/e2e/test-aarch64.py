@@ -188,6 +188,31 @@ def test_mixed_fleet(g, tmp):
         stop(procs)
 
 
+def test_build_guest_refuses(cache):
+    """build-guest.sh's bad arguments: a clear error, and no image."""
+    script = os.path.join(HERE, "build-guest.sh")
+    out = tempfile.mkdtemp(prefix="gb-e2e-bad-")
+    try:
+        for args, rc, text in (
+                (["--arch", "sparc", cache, out], 2, "unknown architecture 'sparc'"),
+                (["--arch", "arm64", cache], 2, "usage: build-guest.sh"),
+                (["--arch", "arm64", cache, out, "/nonexistent/agent"], 1,
+                 "no binary /nonexistent/agent"),
+                (["--arch", "arm64", cache, out, "deb:gb-no-such-package:/usr/bin/x"], 1,
+                 "apt-get download gb-no-such-package:arm64 failed"),
+                (["--arch", "arm64", cache, out, CLI], 1,
+                 "ELF machine 'Advanced Micro Devices X86-64', not arm64's (AArch64)"),
+                (["--arch", "amd64", cache, out, AGENT_AARCH64], 1,
+                 "ELF machine 'AArch64', not amd64's (Advanced Micro Devices X86-64)")):
+            r = subprocess.run(["sh", script] + args, capture_output=True, text=True, timeout=300)
+            check("build-guest.sh %s: exit %d, '%s'" % (" ".join(args[:2] + args[4:]), rc, text),
+                  r.returncode == rc and text in r.stderr and
+                  not os.path.exists(os.path.join(out, "initrd.img")),
+                  (r.returncode, r.stderr[-600:]))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
 def main():
     if not AGENT_AARCH64:
         print("1..0 # SKIP no cross-built aarch64 agent: GB_AGENT_AARCH64 is empty "
@@ -199,6 +224,7 @@ def main():
     started = time.monotonic()
     image = fleet.build_image(WORK, [AGENT_AARCH64], arch="arm64")
     built = time.monotonic()
+    test_build_guest_refuses(os.path.join(WORK, "cache"))
     tmp = tempfile.mkdtemp(prefix="gb-e2e-arm-")
     try:
         with fleet.Fleet(os.path.join(WORK, "run-arm64"), image, GUESTS) as fl:
