@@ -65,6 +65,31 @@ download() {
 	echo "$dir"
 }
 
+# The binaries first, so that a wrong one fails before any work: each a file
+# of the image's architecture; deb:PACKAGE:PATH becomes PATH in the extracted
+# package.
+n=$#
+for b in "$@"; do
+	case "$b" in
+	deb:*:*)
+		p=${b#deb:}
+		path=${p#*:}
+		b="$(download "${p%%:*}")$path"
+		;;
+	esac
+	if [ ! -f "$b" ]; then
+		echo "build-guest: no binary $b" >&2
+		exit 1
+	fi
+	m=$(readelf -h "$b" 2>/dev/null | sed -n 's/^ *Machine: *//p')
+	if [ "$m" != "$machine" ]; then
+		echo "build-guest: $b: ELF machine '${m:-none}', not $arch's ($machine)" >&2
+		exit 1
+	fi
+	set -- "$@" "$b"
+done
+shift "$n"
+
 # The kernel: the one in the cache, or the newest linux-image-*-cloud-$arch the
 # meta package points to.
 pkg=$(ls "$cache" | sed -n "s/^\(linux-image-[0-9].*-cloud-$arch\)_.*_$arch\.deb\$/\1/p" |
@@ -180,22 +205,6 @@ copy_with_libs() {
 	rm -f "$stage/.libs"
 }
 for b in "$@"; do
-	case "$b" in
-	deb:*:*)
-		p=${b#deb:}
-		path=${p#*:}
-		b="$(download "${p%%:*}")$path"
-		;;
-	esac
-	if [ ! -f "$b" ]; then
-		echo "build-guest: no binary $b" >&2
-		exit 1
-	fi
-	m=$(readelf -h "$b" 2>/dev/null | sed -n 's/^ *Machine: *//p')
-	if [ "$m" != "$machine" ]; then
-		echo "build-guest: $b: ELF machine '${m:-none}', not $arch's ($machine)" >&2
-		exit 1
-	fi
 	copy_with_libs "$b" "/usr/bin/$(basename "$b")"
 done
 if [ -d /etc/ssl ]; then
