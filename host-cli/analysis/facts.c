@@ -306,6 +306,13 @@ CliHypervisorKind cli_hypervisor_kind(const char *vendor, const char *signature)
 	return CLI_HYPERVISOR_UNKNOWN;
 }
 
+gboolean cli_facts_cpu_is_arm64(const CliFactsCpu *cpu)
+{
+	const char *arch = cli_fact_string_or(&cpu->architecture, NULL);
+
+	return g_strcmp0(arch, "aarch64") == 0 || g_strcmp0(arch, "arm64") == 0;
+}
+
 const char *cli_hypervisor_kind_to_string(CliHypervisorKind kind)
 {
 	switch (kind) {
