@@ -281,6 +281,8 @@ static const struct {
 	{ "QNX", "QNXQVMBSQG", CLI_HYPERVISOR_OTHER },
 	{ "Parallels", " lrpepyh  vr", CLI_HYPERVISOR_OTHER },
 	{ "VirtualBox", "VBoxVBoxVBox", CLI_HYPERVISOR_OTHER },
+	/* from DMI on arm64 Nitro instances: no CPUID signature exists */
+	{ "Amazon EC2", "Amazon EC2", CLI_HYPERVISOR_KVM },
 };
 
 /* Signatures are padded to 12 bytes with spaces or NULs: compare them stripped. */
