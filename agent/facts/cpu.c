@@ -119,6 +119,10 @@ static const char *cpu_dmi_vendor(const char *sys_vendor, const char *product)
 		return "Parallels";
 	if (g_strcmp0(product, "BHYVE") == 0)
 		return "bhyve";
+	/* EC2's Nitro instances (its hypervisor is KVM-based); "*.metal" ones have none */
+	if (g_strcmp0(sys_vendor, "Amazon EC2") == 0 && product != NULL &&
+	    !g_str_has_suffix(product, ".metal"))
+		return "Amazon EC2";
 	return NULL;
 }
 
@@ -348,6 +352,11 @@ static void cpu_add_hypervisor_kernel(AgentFactsContext *ctx, JsonBuilder *build
 	}
 	if (vendor == NULL && !present)
 		evidence = g_strdup("no hypervisor");
+	else if (vendor == NULL && type != NULL && agent_facts_is_token(type))
+		evidence = g_strdup_printf(
+		    "unknown: /sys/hypervisor/type says %s, and clocksource "
+		    "%s is not paravirtual",
+		    type, clock != NULL && agent_facts_is_token(clock) ? clock : "(none)");
 	else if (vendor == NULL && clock != NULL && agent_facts_is_token(clock))
 		evidence =
 		    g_strdup_printf("unknown: clocksource %s is not paravirtual and there is "

@@ -33,6 +33,8 @@
 	"A guest whose cpu members cannot be read is listed with what was missing\n"   \
 	"and left out of the census. Exit status 1 when a guest fails\n"               \
 	"--require-level or --require-flags, 3 when a guest could not be counted.\n"   \
+	"A fleet of x86_64 and aarch64 guests has baselines, outliers and lowest\n"    \
+	"ISA levels per architecture; --require-level applies to x86 guests.\n"        \
 	"Not done yet: naming the QEMU CPU model that covers the baseline (--qmp,\n"   \
 	"query-cpu-model-baseline)."
 

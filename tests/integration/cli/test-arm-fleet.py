@@ -3,7 +3,8 @@
 reading arm64 fixture trees (--sysroot) beside a live agent, checked against what
 each tree's /proc/cpuinfo says; the audit's rows for them (no x86 rule misfires);
 a census of the mixed fleet (per-architecture baselines and lowest levels); bad
-arm64 documents. Prints TAP.
+arm64 documents; bench aes reporting OpenSSL's capability mask (the software
+path of a guest without aes/pmull or AES-NI). Prints TAP.
 """
 import json
 import os
@@ -200,6 +201,34 @@ def main():
             check("census of a saved %s guest at %s: not counted, exit 3" % (arch, level),
                   p.returncode == 3 and problem in (doc["guests"][0].get("problem") or ""),
                   "%d %s" % (p.returncode, p.stdout[:300]))
+        # bench aes: an agent whose OpenSSL is told to ignore AES-NI/PCLMULQDQ (x86) and
+        # the ARMv8 AES/PMULL instructions (aarch64) says so in its result
+        masked = os.path.join(tmp, "masked.sock")
+        env = dict(os.environ, OPENSSL_ia32cap="~0x200000200000000", OPENSSL_armcap="0")
+        procs.append(subprocess.Popen([AGENT, "-m", "unix-listen", "-p", masked], env=env,
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))
+        deadline = time.monotonic() + 10
+        while not os.path.exists(masked) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        rates = {}
+        for sock in (live, masked):
+            p = cli("bench", "aes", "--sizes", "16k", "--seconds", "0.5", "--no-save",
+                    "--format", "json", sock)
+            res = json.loads(p.stdout)["guests"][0]["result"] if p.returncode == 0 else {}
+            rates[sock] = (res.get("metrics") or [{}])[0].get("value", 0)
+            caps = res.get("openssl_capability_env")
+            if sock == live:
+                check("bench aes: no mask, nothing reported", caps == {}, p.stdout[:300])
+            else:
+                check("bench aes: the masks the agent runs under are in its result",
+                      caps == {"OPENSSL_ia32cap": "~0x200000200000000", "OPENSSL_armcap": "0"},
+                      p.stdout[:300])
+        with open("/proc/cpuinfo") as fh:
+            has_aesni = " aes " in fh.read()
+        if has_aesni:
+            check("bench aes: the masked agent ran OpenSSL's slower software path",
+                  0 < rates[masked] < rates[live], rates)
     finally:
         stop(procs)
         shutil.rmtree(tmp, ignore_errors=True)

@@ -335,13 +335,15 @@ static void test_isa_level_arm(void)
 	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
 		g_autofree char *missing = NULL;
 		g_autofree char *level = level_of(cases[i].features, &missing);
+		g_autofree char *again = NULL;
 		guint code = 0;
 
 		g_test_message("%s -> %s missing %s", cases[i].features, level, missing);
 		g_assert_cmpstr(level, ==, cases[i].level);
 		g_assert_cmpstr(missing, ==, cases[i].missing);
 		g_assert_true(gb_isa_arm_level_parse(level, &code));
-		g_assert_cmpstr(gb_isa_arm_level_name(code), ==, level);
+		again = gb_isa_arm_level_name(code);
+		g_assert_cmpstr(again, ==, level);
 	}
 }
 
@@ -403,6 +405,34 @@ static void test_hypervisor(void)
 		/* never a CPUID signature without CPUID */
 		g_assert_true(facts_is_null(cpu, "hypervisor.signature"));
 		g_assert_true(facts_is_null(cpu, "cpuid"));
+	}
+}
+
+/* DMI without CPUID: EC2's Nitro instances name themselves; bare-metal ones have no hypervisor. */
+static void test_hypervisor_ec2(void)
+{
+	struct {
+		const char *product;
+		gboolean present;
+	} cases[] = { { "c6g.large", TRUE }, { "a1.metal", FALSE }, { "m7g.metal", FALSE } };
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *text = cpuinfo_text("0x41", "0xd0c", "fp asimd aes pmull");
+		const TreeFile files[] = {
+			{ "proc/cpuinfo", text, -1 },
+			{ "sys/class/dmi/id/sys_vendor", "Amazon EC2\n", -1 },
+			{ "sys/class/dmi/id/product_name", cases[i].product, -1 },
+		};
+		g_autofree char *root = tree_new(files, G_N_ELEMENTS(files));
+		g_autoptr(JsonNode) cpu = run_cpu(root, NULL);
+
+		g_test_message("%s", cases[i].product);
+		g_assert_true(facts_get_bool(cpu, "hypervisor.present") == cases[i].present);
+		if (cases[i].present) {
+			g_assert_cmpstr(facts_get_str(cpu, "hypervisor.vendor"), ==, "Amazon EC2");
+			g_assert_cmpstr(facts_get_str(cpu, "hypervisor.source"), ==, "dmi");
+		}
+		tree_remove(root);
 	}
 }
 
@@ -469,6 +499,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/facts/arm/isa-level/names", test_isa_level_arm_names);
 	g_test_add_func("/facts/arm/hypervisor", test_hypervisor);
 	g_test_add_func("/facts/arm/hypervisor/other-board", test_hypervisor_other_board);
+	g_test_add_func("/facts/arm/hypervisor/ec2", test_hypervisor_ec2);
 	g_test_add_func("/facts/arm/hugepage-sizes", test_hugepage_sizes);
 	return g_test_run();
 }

@@ -741,6 +741,16 @@ static void test_aarch64(void)
 			f = assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_NOTE);
 			assert_contains(f->detail, "whether KVM or TCG runs it is not visible");
 		}
+		/* arm64 Nitro instances: DMI only, a KVM-based hypervisor */
+		json_object_set_string_member(hv, "vendor", "Amazon EC2");
+		json_object_set_string_member(hv, "source", "dmi");
+		{
+			g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+			f = assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_PASS);
+			assert_contains(f->detail, "hardware-accelerated hypervisor Amazon EC2");
+		}
+		json_object_set_string_member(hv, "vendor", "QEMU");
+		json_object_set_string_member(hv, "source", "device-tree");
 		json_object_set_string_member(cpu, "model_name", "QEMU max");
 		{
 			g_autoptr(GPtrArray) findings = cli_audit_run(facts);
