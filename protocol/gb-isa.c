@@ -5,6 +5,8 @@
 #include <cpuid.h>
 #endif
 
+#include <string.h>
+
 #include "gb-isa.h"
 
 /* XCR0 states: SSE (1), YMM (2); AVX-512: opmask (5), ZMM_Hi256 (6), Hi16_ZMM (7). */
@@ -161,4 +163,117 @@ gboolean gb_isa_input_read(GbCpuidFunc cpuid, gpointer user_data, gboolean live,
 char *gb_isa_level_name(guint level)
 {
 	return level > 0 ? g_strdup_printf("x86-64-v%u", level) : NULL;
+}
+
+/*
+ * The hwcaps that each Arm A-profile extension makes mandatory and that Linux
+ * shows user space (the /proc/cpuinfo Features names). Most of what a level
+ * adds (VHE, PAN, RAS, ...) is invisible at EL0, so a level is a lower bound.
+ */
+static const struct {
+	guint minor; /* Armv8.N */
+	const char *name;
+} isa_arm_features[] = {
+	{ 1, "atomics" }, { 1, "asimdrdm" }, { 1, "crc32" }, { 2, "dcpop" }, { 3, "jscvt" },
+	{ 3, "fcma" },    { 3, "lrcpc" },    { 3, "paca" },  { 3, "pacg" },  { 4, "dit" },
+	{ 4, "uscat" },   { 4, "ilrcpc" },   { 4, "flagm" }, { 5, "sb" },    { 5, "dcpodp" },
+	{ 5, "flagm2" },  { 5, "frint" },    { 5, "bti" },   { 6, "i8mm" },  { 6, "bf16" },
+	{ 7, "afp" },     { 7, "wfxt" },     { 8, "mops" },  { 8, "hbc" },
+};
+
+#define ISA_ARM_V8_MAX 8
+/* Armv9.N is Armv8.(N+5) with SVE2. */
+#define ISA_ARM_V9_BASE 5
+
+static gboolean isa_strv_has(const char *const *strv, const char *name)
+{
+	return strv != NULL && g_strv_contains(strv, name);
+}
+
+/* The missing features of Armv8.minor, appended to missing. */
+static guint isa_arm_lacks(const char *const *hwcaps, guint minor, GPtrArray *missing)
+{
+	guint n = 0;
+
+	for (guint i = 0; i < G_N_ELEMENTS(isa_arm_features); i++) {
+		if (isa_arm_features[i].minor != minor ||
+		    isa_strv_has(hwcaps, isa_arm_features[i].name))
+			continue;
+		n++;
+		if (missing != NULL)
+			g_ptr_array_add(missing, g_strdup(isa_arm_features[i].name));
+	}
+	return n;
+}
+
+guint gb_isa_arm_level(const char *const *hwcaps, GPtrArray **missing)
+{
+	guint minor = 0;
+	gboolean sve2 = isa_strv_has(hwcaps, "sve2");
+	guint level;
+
+	while (minor < ISA_ARM_V8_MAX && isa_arm_lacks(hwcaps, minor + 1, NULL) == 0)
+		minor++;
+	level = sve2 && minor >= ISA_ARM_V9_BASE ? GB_ISA_ARM_V9 + minor - ISA_ARM_V9_BASE
+	                                         : GB_ISA_ARM_V8 + minor;
+	if (missing != NULL) {
+		*missing = g_ptr_array_new_with_free_func(g_free);
+		/* the next step of the same line: Armv9.N+1 lacks what Armv8.N+6 adds */
+		if (minor < ISA_ARM_V8_MAX)
+			isa_arm_lacks(hwcaps, minor + 1, *missing);
+	}
+	return level;
+}
+
+char *gb_isa_arm_level_name(guint level)
+{
+	guint major = level / 10, minor = level % 10;
+
+	if ((major != 8 && major != 9) || (major == 8 && minor > ISA_ARM_V8_MAX) ||
+	    (major == 9 && minor > ISA_ARM_V8_MAX - ISA_ARM_V9_BASE))
+		return NULL;
+	if (minor == 0)
+		return g_strdup_printf("armv%u-a", major);
+	return g_strdup_printf("armv%u.%u-a", major, minor);
+}
+
+gboolean gb_isa_arm_level_parse(const char *name, guint *level)
+{
+	guint64 major = 0, minor = 0;
+	const char *p;
+	g_autofree char *check = NULL;
+
+	if (name == NULL || !g_str_has_prefix(name, "armv") || !g_str_has_suffix(name, "-a"))
+		return FALSE;
+	p = name + strlen("armv");
+	if (p[0] < '8' || p[0] > '9')
+		return FALSE;
+	major = (guint64)(p[0] - '0');
+	p++;
+	if (p[0] == '.') {
+		if (!g_ascii_isdigit(p[1]) || p[2] != '-')
+			return FALSE;
+		minor = (guint64)(p[1] - '0');
+		p += 2;
+	}
+	if (g_strcmp0(p, "-a") != 0)
+		return FALSE;
+	check = gb_isa_arm_level_name((guint)(major * 10 + minor));
+	/* only the spellings the name function makes: "armv8.0-a" is not one */
+	if (g_strcmp0(check, name) != 0)
+		return FALSE;
+	*level = (guint)(major * 10 + minor);
+	return TRUE;
+}
+
+guint gb_isa_arm_level_meet(guint a, guint b)
+{
+	/* as (Armv8 minor, SVE2): Armv9.N = (N+5, yes) */
+	guint ma = a >= GB_ISA_ARM_V9 ? a - GB_ISA_ARM_V9 + ISA_ARM_V9_BASE : a - GB_ISA_ARM_V8;
+	guint mb = b >= GB_ISA_ARM_V9 ? b - GB_ISA_ARM_V9 + ISA_ARM_V9_BASE : b - GB_ISA_ARM_V8;
+	guint minor = MIN(ma, mb);
+
+	if (a >= GB_ISA_ARM_V9 && b >= GB_ISA_ARM_V9)
+		return GB_ISA_ARM_V9 + minor - ISA_ARM_V9_BASE;
+	return GB_ISA_ARM_V8 + minor;
 }

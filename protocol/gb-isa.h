@@ -47,4 +47,24 @@ gboolean gb_isa_input_read(GbCpuidFunc cpuid, gpointer user_data, gboolean live,
 /* "x86-64-v3" for 3; NULL for 0. */
 char *gb_isa_level_name(guint level);
 
+/*
+ * Arm A-profile levels, encoded 10 * major + minor: 80 is Armv8.0 ("armv8-a"),
+ * 86 Armv8.6, 90 Armv9.0 ("armv9-a"), up to 93. gb_isa_arm_level() returns
+ * the highest level whose every EL0-visible mandatory feature is among hwcaps
+ * (the /proc/cpuinfo Features names): 8.1 atomics asimdrdm crc32; 8.2 dcpop;
+ * 8.3 jscvt fcma lrcpc paca pacg; 8.4 dit uscat ilrcpc flagm; 8.5 sb dcpodp
+ * flagm2 frint bti; 8.6 i8mm bf16; 8.7 afp wfxt; 8.8 mops hbc; Armv9.N is
+ * Armv8.(N+5) with sve2. Never below Armv8.0. *missing gets what the next
+ * Armv8 step lacks (empty at 8.8). A lower bound: see PROTOCOL.md.
+ */
+#define GB_ISA_ARM_V8 80
+#define GB_ISA_ARM_V9 90
+guint gb_isa_arm_level(const char *const *hwcaps, GPtrArray **missing);
+/* "armv8-a", "armv8.2-a", "armv9-a", "armv9.1-a"; NULL for a code out of range. */
+char *gb_isa_arm_level_name(guint level);
+/* The inverse of gb_isa_arm_level_name(); FALSE for anything else. */
+gboolean gb_isa_arm_level_parse(const char *name, guint *level);
+/* The highest level that both a and b include (Armv8.6 and Armv9.0 meet at Armv8.5). */
+guint gb_isa_arm_level_meet(guint a, guint b);
+
 G_END_DECLS

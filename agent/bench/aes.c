@@ -549,6 +549,37 @@ static gboolean aes_measure(AgentBenchContext *ctx, EVP_CIPHER *cipher, gboolean
 	return TRUE;
 }
 
+/*
+ * OpenSSL picks its AES-GCM code from the CPU's capabilities, masked by
+ * OPENSSL_ia32cap on x86 (AES-NI, PCLMULQDQ) and OPENSSL_armcap on aarch64
+ * (0 leaves only the portable C code, without the ARMv8 AES and PMULL
+ * instructions). The flags in the facts say what the CPU has; these say
+ * whether OpenSSL was told not to use it, so a software-path run is visible
+ * as such. Each variable set in the agent's environment, as written (only
+ * printable ASCII, at most 256 bytes: anything else is not a mask OpenSSL
+ * parses).
+ */
+static JsonObject *aes_openssl_capabilities(void)
+{
+	static const char *const names[] = { "OPENSSL_ia32cap", "OPENSSL_armcap" };
+	JsonObject *obj = json_object_new();
+
+	for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+		const char *value = g_getenv(names[i]);
+		gboolean printable = value != NULL && strlen(value) <= 256;
+
+		for (const char *c = value; printable && *c != '\0'; c++)
+			printable = g_ascii_isprint(*c);
+		if (value == NULL)
+			continue;
+		if (printable)
+			json_object_set_string_member(obj, names[i], value);
+		else
+			json_object_set_null_member(obj, names[i]);
+	}
+	return obj;
+}
+
 static JsonNode *aes_run(AgentBenchContext *ctx, JsonObject *params, GError **error)
 {
 	const char *cipher_name = AES_DEFAULT_CIPHER;
@@ -589,6 +620,7 @@ static JsonNode *aes_run(AgentBenchContext *ctx, JsonObject *params, GError **er
 	json_object_set_string_member(kat_obj, "vector", kat->source);
 	json_object_set_boolean_member(kat_obj, "passed", TRUE);
 	json_object_set_object_member(result, "known_answer_test", kat_obj);
+	json_object_set_object_member(result, "openssl_capability_env", aes_openssl_capabilities());
 
 	cipher = aes_cipher_fetch(cipher_name, error);
 	if (cipher == NULL)

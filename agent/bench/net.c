@@ -935,7 +935,9 @@ static gboolean net_transfer(NetRun *r, NetSample *before, NetSample *after, GEr
 			    GB_NETBENCH_GRACE_S);
 			return FALSE;
 		}
-		net_progress(r, 0.99 * (double)(now - r->t0) / (double)(send_end - r->t0),
+		/* past send_end the host may still be draining (up to the grace):
+		 * stay below the 1.0 of "done" */
+		net_progress(r, 0.99 * MIN(1.0, (double)(now - r->t0) / (double)(send_end - r->t0)),
 		             now < omit_end ? "warm-up (omitted)" : "transfer");
 		/* both directions' payload so far over the time so far, warm-up included */
 		if (now - rate_ns >= NET_RATE_NS) {

@@ -10,6 +10,8 @@
 #include "util.h"
 
 #define CPUINFO_PATH "/proc/cpuinfo"
+/* A sysfs attribute is at most a page: anything longer is not the kernel's. */
+#define CPU_SYSFS_PAGE 4096
 
 /* What /proc/cpuinfo says: the first value of each key, and the processor count. */
 typedef struct {
@@ -117,6 +119,10 @@ static const char *cpu_dmi_vendor(const char *sys_vendor, const char *product)
 		return "Parallels";
 	if (g_strcmp0(product, "BHYVE") == 0)
 		return "bhyve";
+	/* EC2's Nitro instances (its hypervisor is KVM-based); "*.metal" ones have none */
+	if (g_strcmp0(sys_vendor, "Amazon EC2") == 0 && product != NULL &&
+	    !g_str_has_suffix(product, ".metal"))
+		return "Amazon EC2";
 	return NULL;
 }
 
@@ -131,6 +137,7 @@ typedef struct {
 	gboolean present;
 	const char *vendor; /* static string, or raw_vendor */
 	char *raw;          /* escaped signature */
+	char *name;         /* a vendor read from a file (device tree, sysfs) */
 	const char *source;
 	/* Each non-empty leaf as three strings: "0x4000XX00", escaped signature, vendor or "". */
 	GPtrArray *leaves;
@@ -231,6 +238,79 @@ static void cpu_hypervisor_from_dmi(AgentFactsContext *ctx, CpuHypervisor *hv)
 	hv->source = "dmi";
 }
 
+#define CPU_DT_BASE "/sys/firmware/devicetree/base"
+
+/* A device-tree "compatible" property: NUL-separated strings; NULL unless each is a token. */
+static char **cpu_dt_compatible(AgentFactsContext *ctx, const char *path)
+{
+	g_autoptr(GBytes) bytes = agent_facts_read_bytes(ctx->sysroot, path, NULL);
+	g_autoptr(GStrvBuilder) builder = g_strv_builder_new();
+	const char *data;
+	gsize size = 0;
+	gsize start = 0;
+
+	if (bytes == NULL)
+		return NULL;
+	data = g_bytes_get_data(bytes, &size);
+	/* a property is a few strings; a page is far more than any real one */
+	if (size == 0 || size > CPU_SYSFS_PAGE || data[size - 1] != '\0')
+		return NULL;
+	for (gsize i = 0; i < size; i++) {
+		g_autofree char *entry = NULL;
+		if (data[i] != '\0')
+			continue;
+		entry = g_strndup(data + start, i - start);
+		if (!agent_facts_is_token(entry))
+			return NULL;
+		g_strv_builder_add(builder, entry);
+		start = i + 1;
+	}
+	return g_strv_builder_end(builder);
+}
+
+/*
+ * Without CPUID (arm64) and without DMI (a device-tree boot): the tree's
+ * hypervisor node (Xen puts one there), /sys/hypervisor/type, and QEMU's virt
+ * board, whose root is "linux,dummy-virt". That last one proves a QEMU virt
+ * machine, not which accelerator (KVM or TCG) runs it.
+ */
+static void cpu_hypervisor_from_devicetree(AgentFactsContext *ctx, CpuHypervisor *hv)
+{
+	g_auto(GStrv) node = cpu_dt_compatible(ctx, CPU_DT_BASE "/hypervisor/compatible");
+	g_auto(GStrv) root = NULL;
+	g_autofree char *type = NULL;
+
+	if (node != NULL && node[0] != NULL) {
+		hv->present = TRUE;
+		hv->source = "device-tree";
+		if (g_str_has_prefix(node[0], "xen,")) {
+			hv->vendor = "Xen";
+		} else {
+			hv->name = g_strdup(node[0]);
+			hv->vendor = hv->name;
+		}
+		return;
+	}
+	type = agent_facts_read_line(ctx->sysroot, "/sys/hypervisor/type", NULL);
+	if (type != NULL && agent_facts_is_token(type)) {
+		hv->present = TRUE;
+		hv->source = "sysfs";
+		if (g_ascii_strcasecmp(type, "xen") == 0) {
+			hv->vendor = "Xen";
+		} else {
+			hv->name = g_steal_pointer(&type);
+			hv->vendor = hv->name;
+		}
+		return;
+	}
+	root = cpu_dt_compatible(ctx, CPU_DT_BASE "/compatible");
+	if (root != NULL && g_strv_contains((const char *const *)root, "linux,dummy-virt")) {
+		hv->present = TRUE;
+		hv->vendor = "QEMU";
+		hv->source = "device-tree";
+	}
+}
+
 static gboolean cpu_flags_have(char **flags, const char *flag)
 {
 	return flags != NULL && g_strv_contains((const char *const *)flags, flag);
@@ -272,6 +352,11 @@ static void cpu_add_hypervisor_kernel(AgentFactsContext *ctx, JsonBuilder *build
 	}
 	if (vendor == NULL && !present)
 		evidence = g_strdup("no hypervisor");
+	else if (vendor == NULL && type != NULL && agent_facts_is_token(type))
+		evidence = g_strdup_printf(
+		    "unknown: /sys/hypervisor/type says %s, and clocksource "
+		    "%s is not paravirtual",
+		    type, clock != NULL && agent_facts_is_token(clock) ? clock : "(none)");
 	else if (vendor == NULL && clock != NULL && agent_facts_is_token(clock))
 		evidence =
 		    g_strdup_printf("unknown: clocksource %s is not paravirtual and there is "
@@ -303,6 +388,8 @@ static void cpu_add_hypervisor(AgentFactsContext *ctx, JsonBuilder *builder, gbo
 			hv.source = "dmi";
 		}
 	}
+	if (!have_cpuid && !hv.present)
+		cpu_hypervisor_from_devicetree(ctx, &hv);
 	if (!hv.present && !have_cpuid && cpu_flags_have(flags, "hypervisor")) {
 		hv.present = TRUE;
 		hv.source = "cpuinfo";
@@ -331,6 +418,7 @@ static void cpu_add_hypervisor(AgentFactsContext *ctx, JsonBuilder *builder, gbo
 	cpu_add_hypervisor_kernel(ctx, builder, hv.present);
 	json_builder_end_object(builder);
 	g_free(hv.raw);
+	g_free(hv.name);
 	g_clear_pointer(&hv.leaves, g_ptr_array_unref);
 }
 
@@ -405,9 +493,29 @@ static void cpu_add_isa_level(AgentFactsContext *ctx, JsonBuilder *builder)
 	json_builder_end_array(builder);
 }
 
+/* Armv8.x/Armv9.x from the hwcaps: a lower bound (gb-isa.h, PROTOCOL.md). */
+static void cpu_add_isa_level_arm(AgentFactsContext *ctx, JsonBuilder *builder, char **flags)
+{
+	g_autoptr(GPtrArray) missing = NULL;
+	g_autofree char *name = NULL;
+
+	if (flags == NULL) {
+		agent_facts_builder_add_string(builder, "isa_level", NULL);
+		agent_facts_builder_add_string(builder, "isa_missing", NULL);
+		agent_facts_add_error(ctx, "cpu.isa_level",
+		                      "no Features line (hwcaps) to tell the Arm level from");
+		return;
+	}
+	name = gb_isa_arm_level_name(gb_isa_arm_level((const char *const *)flags, &missing));
+	agent_facts_builder_add_string(builder, "isa_level", name);
+	json_builder_set_member_name(builder, "isa_missing");
+	json_builder_begin_array(builder);
+	for (guint i = 0; i < missing->len; i++)
+		json_builder_add_string_value(builder, g_ptr_array_index(missing, i));
+	json_builder_end_array(builder);
+}
+
 #define CPU_VULN_DIR "/sys/devices/system/cpu/vulnerabilities"
-/* A sysfs attribute is at most a page: anything longer is not the kernel's. */
-#define CPU_SYSFS_PAGE 4096
 
 /* "32K", "1024K", "8M" or plain bytes, as cache/indexN/size says. */
 static gboolean cpu_parse_cache_size(const char *text, gint64 *bytes)
@@ -603,23 +711,199 @@ static void cpu_add_vulnerabilities(AgentFactsContext *ctx, JsonBuilder *builder
 	json_builder_end_object(builder);
 }
 
-/* CPU implementer codes of arm64 /proc/cpuinfo (arch/arm64/include/asm/cputype.h). */
-static const char *cpu_arm_implementer(const char *code)
+/* MIDR_EL1 as arm64 /proc/cpuinfo spells it, or as sysfs gives the register. */
+typedef struct {
+	gboolean present;
+	guint implementer; /* [31:24] */
+	guint variant;     /* [23:20] */
+	guint part;        /* [15:4] */
+	guint revision;    /* [3:0] */
+	const char *source;
+} CpuMidr;
+
+#define CPU_MIDR_PATH "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1"
+
+/* Implementer codes (arch/arm64/include/asm/cputype.h). */
+static const struct {
+	guint code;
+	const char *name;
+} cpu_arm_implementers[] = {
+	{ 0x41, "ARM" },       { 0x42, "Broadcom" }, { 0x43, "Cavium" }, { 0x46, "Fujitsu" },
+	{ 0x48, "HiSilicon" }, { 0x4e, "NVIDIA" },   { 0x50, "APM" },    { 0x51, "Qualcomm" },
+	{ 0x61, "Apple" },     { 0xc0, "Ampere" },
+};
+
+/* Part names as lscpu prints them (util-linux sys-utils/lscpu-arm.c). */
+static const struct {
+	guint implementer;
+	guint part;
+	const char *name;
+} cpu_arm_parts[] = {
+	/* implementer 0 is reserved for software: QEMU's TCG "max" CPU says 'Q' */
+	{ 0x00, 0x051, "QEMU max" },       { 0x41, 0xd03, "Cortex-A53" },
+	{ 0x41, 0xd04, "Cortex-A35" },     { 0x41, 0xd05, "Cortex-A55" },
+	{ 0x41, 0xd07, "Cortex-A57" },     { 0x41, 0xd08, "Cortex-A72" },
+	{ 0x41, 0xd09, "Cortex-A73" },     { 0x41, 0xd0a, "Cortex-A75" },
+	{ 0x41, 0xd0b, "Cortex-A76" },     { 0x41, 0xd0c, "Neoverse-N1" },
+	{ 0x41, 0xd0d, "Cortex-A77" },     { 0x41, 0xd40, "Neoverse-V1" },
+	{ 0x41, 0xd41, "Cortex-A78" },     { 0x41, 0xd44, "Cortex-X1" },
+	{ 0x41, 0xd46, "Cortex-A510" },    { 0x41, 0xd47, "Cortex-A710" },
+	{ 0x41, 0xd48, "Cortex-X2" },      { 0x41, 0xd49, "Neoverse-N2" },
+	{ 0x41, 0xd4a, "Neoverse-E1" },    { 0x41, 0xd4f, "Neoverse-V2" },
+	{ 0x41, 0xd84, "Neoverse-V3" },    { 0x41, 0xd8e, "Neoverse-N3" },
+	{ 0x43, 0x0a1, "ThunderX 88XX" },  { 0x43, 0x0af, "ThunderX2 99xx" },
+	{ 0x46, 0x001, "A64FX" },          { 0x48, 0xd01, "Kunpeng-920" },
+	{ 0x4e, 0x004, "Carmel" },         { 0x50, 0x000, "X-Gene" },
+	{ 0x51, 0x800, "Falkor V1/Kryo" }, { 0x51, 0x801, "Kryo V2" },
+	{ 0x51, 0x802, "Kryo 3XX Gold" },  { 0x51, 0x803, "Kryo 3XX Silver" },
+	{ 0x51, 0x804, "Kryo 4XX Gold" },  { 0x51, 0x805, "Kryo 4XX Silver" },
+	{ 0x51, 0xc00, "Falkor" },         { 0x51, 0xc01, "Saphira" },
+	{ 0x61, 0x022, "M1 Icestorm" },    { 0x61, 0x023, "M1 Firestorm" },
+	{ 0x61, 0x032, "M2 Blizzard" },    { 0x61, 0x033, "M2 Avalanche" },
+	{ 0xc0, 0xac3, "Ampere-1" },       { 0xc0, 0xac4, "Ampere-1a" },
+};
+
+/* The implementer's name, else its code as the kernel prints it ("0x99"). */
+static char *cpu_arm_vendor(const CpuMidr *midr)
 {
-	struct {
-		const char *code;
-		const char *name;
-	} known[] = {
-		{ "0x41", "ARM" },     { "0x42", "Broadcom" },  { "0x43", "Cavium" },
-		{ "0x46", "Fujitsu" }, { "0x48", "HiSilicon" }, { "0x4e", "NVIDIA" },
-		{ "0x50", "APM" },     { "0x51", "Qualcomm" },  { "0x61", "Apple" },
-		{ "0xc0", "Ampere" },
-	};
-	for (guint i = 0; i < G_N_ELEMENTS(known); i++) {
-		if (g_ascii_strcasecmp(code, known[i].code) == 0)
-			return known[i].name;
+	for (guint i = 0; i < G_N_ELEMENTS(cpu_arm_implementers); i++) {
+		if (cpu_arm_implementers[i].code == midr->implementer)
+			return g_strdup(cpu_arm_implementers[i].name);
 	}
-	return code;
+	return g_strdup_printf("0x%02x", midr->implementer);
+}
+
+/* The part's name, else "VENDOR part 0xNNN". */
+static char *cpu_arm_model(const CpuMidr *midr)
+{
+	g_autofree char *vendor = NULL;
+
+	for (guint i = 0; i < G_N_ELEMENTS(cpu_arm_parts); i++) {
+		if (cpu_arm_parts[i].implementer == midr->implementer &&
+		    cpu_arm_parts[i].part == midr->part)
+			return g_strdup(cpu_arm_parts[i].name);
+	}
+	vendor = cpu_arm_vendor(midr);
+	return g_strdup_printf("%s part 0x%03x", vendor, midr->part);
+}
+
+/* "0x" and 1..8 hex digits, at most max. */
+static gboolean cpu_parse_hex(const char *text, guint64 max, guint64 *out)
+{
+	if (text == NULL || !g_str_has_prefix(text, "0x") || strlen(text) < 3 ||
+	    strlen(text) > 2 + 16)
+		return FALSE;
+	return g_ascii_string_to_unsigned(text + 2, 16, 0, max, out, NULL);
+}
+
+static gboolean cpu_midr_from_cpuinfo(CpuInfo *info, CpuMidr *midr, GError **error)
+{
+	static const struct {
+		const char *key;
+		guint64 max;
+		gboolean decimal; /* the kernel prints the revision with %d */
+	} fields[] = {
+		{ "CPU implementer", 0xff, FALSE },
+		{ "CPU variant", 0xf, FALSE },
+		{ "CPU part", 0xfff, FALSE },
+		{ "CPU revision", 0xf, TRUE },
+	};
+	guint64 values[G_N_ELEMENTS(fields)] = { 0 };
+
+	for (guint i = 0; i < G_N_ELEMENTS(fields); i++) {
+		const char *text = cpu_info_get(info, fields[i].key);
+		gboolean ok =
+		    text != NULL &&
+		    (fields[i].decimal
+		         ? g_ascii_string_to_unsigned(text, 10, 0, fields[i].max, &values[i], NULL)
+		         : cpu_parse_hex(text, fields[i].max, &values[i]));
+		if (text == NULL) {
+			g_set_error(error, GB_ERROR, GB_ERROR_PARSE, CPUINFO_PATH ": no '%s' line",
+			            fields[i].key);
+			return FALSE;
+		}
+		if (!ok) {
+			g_autofree char *shown = g_strescape(text, NULL);
+			if (strlen(shown) > 64)
+				shown[64] = '\0';
+			g_set_error(
+			    error, GB_ERROR, GB_ERROR_PARSE,
+			    CPUINFO_PATH ": '%s' is not %s up to 0x%" G_GINT64_MODIFIER "x: '%s'",
+			    fields[i].key, fields[i].decimal ? "a number" : "a 0x hex number",
+			    fields[i].max, shown);
+			return FALSE;
+		}
+	}
+	midr->present = TRUE;
+	midr->implementer = (guint)values[0];
+	midr->variant = (guint)values[1];
+	midr->part = (guint)values[2];
+	midr->revision = (guint)values[3];
+	midr->source = "cpuinfo";
+	return TRUE;
+}
+
+/* The register as sysfs shows it: "0x00000000410fd0c1" (the upper half is RES0). */
+static gboolean cpu_midr_from_sysfs(AgentFactsContext *ctx, CpuMidr *midr, GError **error)
+{
+	g_autofree char *text = agent_facts_read_line(ctx->sysroot, CPU_MIDR_PATH, error);
+	guint64 value = 0;
+
+	if (text == NULL)
+		return FALSE;
+	if (!cpu_parse_hex(text, G_MAXUINT32, &value)) {
+		g_autofree char *shown = g_strescape(text, NULL);
+		if (strlen(shown) > 64)
+			shown[64] = '\0';
+		g_set_error(error, GB_ERROR, GB_ERROR_PARSE,
+		            CPU_MIDR_PATH ": not a 32-bit register in 0x hex: '%s'", shown);
+		return FALSE;
+	}
+	midr->present = TRUE;
+	midr->implementer = (guint)(value >> 24) & 0xff;
+	midr->variant = (guint)(value >> 20) & 0xf;
+	midr->part = (guint)(value >> 4) & 0xfff;
+	midr->revision = (guint)value & 0xf;
+	midr->source = "midr_el1";
+	return TRUE;
+}
+
+/* cpuinfo first (what lscpu reads), the sysfs register when cpuinfo has no usable lines. */
+static void cpu_midr_read(AgentFactsContext *ctx, CpuInfo *info, CpuMidr *midr)
+{
+	g_autoptr(GError) error_info = NULL;
+	g_autoptr(GError) error_sysfs = NULL;
+	g_autofree char *reason = NULL;
+
+	if (cpu_midr_from_cpuinfo(info, midr, &error_info) ||
+	    cpu_midr_from_sysfs(ctx, midr, &error_sysfs))
+		return;
+	reason = g_strdup_printf("%s; %s", error_info->message, error_sysfs->message);
+	agent_facts_add_error(ctx, "cpu.midr", reason);
+}
+
+static void cpu_add_midr(JsonBuilder *builder, const CpuMidr *midr)
+{
+	g_autofree char *implementer = NULL;
+	g_autofree char *variant = NULL;
+	g_autofree char *part = NULL;
+
+	json_builder_set_member_name(builder, "midr");
+	if (!midr->present) {
+		json_builder_add_null_value(builder);
+		return;
+	}
+	implementer = g_strdup_printf("0x%02x", midr->implementer);
+	variant = g_strdup_printf("0x%x", midr->variant);
+	part = g_strdup_printf("0x%03x", midr->part);
+	json_builder_begin_object(builder);
+	agent_facts_builder_add_string(builder, "implementer", implementer);
+	agent_facts_builder_add_string(builder, "variant", variant);
+	agent_facts_builder_add_string(builder, "part", part);
+	json_builder_set_member_name(builder, "revision");
+	json_builder_add_int_value(builder, midr->revision);
+	agent_facts_builder_add_string(builder, "source", midr->source);
+	json_builder_end_object(builder);
 }
 
 static char **cpu_flags_from_hwcap(void)
@@ -729,10 +1013,12 @@ JsonNode *agent_facts_collect_cpu(AgentFactsContext *ctx)
 	g_autofree char *model = NULL;
 	g_auto(GStrv) flags = NULL;
 	const char *info_reason = NULL;
-	const char *vendor = NULL;
+	g_autofree char *vendor = NULL;
 	const char *flags_raw = NULL;
 	guint32 regs[4] = { 0 };
 	gboolean have_cpuid;
+	gboolean arm;
+	CpuMidr midr = { 0 };
 	guint count = 0;
 
 	if (text != NULL)
@@ -750,17 +1036,27 @@ JsonNode *agent_facts_collect_cpu(AgentFactsContext *ctx)
 		                      "no /proc/sys/kernel/arch and nothing in " CPUINFO_PATH
 		                      " tells the architecture");
 
+	/* arm64 names its CPU only by MIDR_EL1 codes: no "model name", no "vendor_id" */
+	arm = g_strcmp0(arch, "aarch64") == 0 || cpu_info_get(&info, "CPU implementer") != NULL;
+	if (arm)
+		cpu_midr_read(ctx, &info, &midr);
+
 	model = g_strdup(cpu_info_get(&info, "model name"));
+	if (model == NULL && midr.present)
+		model = cpu_arm_model(&midr);
 	if (model != NULL && model[0] == '\0')
 		g_clear_pointer(&model, g_free);
+	if (arm && !midr.present && info_reason == NULL)
+		info_reason = "no MIDR_EL1 to name the CPU from (see cpu.midr)";
 	cpu_add_info_string(ctx, builder, "model_name", model, "model name", info_reason);
 
-	vendor = cpu_info_get(&info, "vendor_id");
-	if (vendor == NULL && cpu_info_get(&info, "CPU implementer") != NULL)
-		vendor = cpu_arm_implementer(cpu_info_get(&info, "CPU implementer"));
+	vendor = g_strdup(cpu_info_get(&info, "vendor_id"));
+	if (vendor == NULL && midr.present)
+		vendor = cpu_arm_vendor(&midr);
 	if (vendor != NULL && vendor[0] == '\0')
-		vendor = NULL;
+		g_clear_pointer(&vendor, g_free);
 	cpu_add_info_string(ctx, builder, "vendor", vendor, "vendor_id", info_reason);
+	cpu_add_midr(builder, &midr);
 
 	json_builder_set_member_name(builder, "count");
 	if (info.processors > 0) {
@@ -789,8 +1085,9 @@ JsonNode *agent_facts_collect_cpu(AgentFactsContext *ctx)
 	}
 	if (flags == NULL && flags_raw == NULL)
 		agent_facts_add_error(ctx, "cpu.flags",
-		                      info_reason != NULL ? info_reason
-		                                          : CPUINFO_PATH ": no 'flags' line");
+		                      text == NULL ? error_info->message
+		                      : arm        ? CPUINFO_PATH ": no 'Features' line"
+		                                   : CPUINFO_PATH ": no 'flags' line");
 	json_builder_set_member_name(builder, "flags");
 	if (flags != NULL) {
 		json_builder_begin_array(builder);
@@ -803,7 +1100,10 @@ JsonNode *agent_facts_collect_cpu(AgentFactsContext *ctx)
 
 	cpu_add_hypervisor(ctx, builder, have_cpuid, flags);
 	cpu_add_cpuid(ctx, builder);
-	cpu_add_isa_level(ctx, builder);
+	if (arm && !have_cpuid)
+		cpu_add_isa_level_arm(ctx, builder, flags);
+	else
+		cpu_add_isa_level(ctx, builder);
 	cpu_add_vulnerabilities(ctx, builder);
 	cpu_add_topology(ctx, builder);
 

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 
 #define MEMINFO_PATH "/proc/meminfo"
 #define THP_PATH "/sys/kernel/mm/transparent_hugepage/enabled"
 #define NODE_DIR "/sys/devices/system/node"
+#define HUGEPAGES_DIR "/sys/kernel/mm/hugepages"
 
 /* kB values above this (an exbibyte) are garbage, and bytes would overflow. */
 #define MEMORY_MAX_KB (G_MAXINT64 / 1024)
@@ -201,6 +203,80 @@ static void memory_add_numa(AgentFactsContext *ctx, JsonBuilder *builder)
 	json_builder_end_object(builder);
 }
 
+static gint memory_cmp_size(gconstpointer a, gconstpointer b)
+{
+	gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Every huge page size the kernel offers, one "hugepages-NkB" directory each
+ * (x86: 2M 1G; arm64 with 4K pages: 64K 2M 32M 1G, with 64K pages: 2M 512M
+ * 16G). No directory: a kernel without hugetlbfs, so no sizes.
+ */
+static void memory_add_hugepage_sizes(AgentFactsContext *ctx, JsonBuilder *builder)
+{
+	g_autoptr(GError) error_local = NULL;
+	g_autoptr(GPtrArray) names = NULL;
+	g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(gint64));
+
+	json_builder_set_member_name(builder, "sizes_bytes");
+	if (agent_facts_exists(ctx->sysroot, HUGEPAGES_DIR)) {
+		names = agent_facts_list_dir(ctx->sysroot, HUGEPAGES_DIR, &error_local);
+		if (names == NULL) {
+			json_builder_add_null_value(builder);
+			agent_facts_add_error(ctx, "memory.hugepages.sizes_bytes",
+			                      error_local->message);
+			return;
+		}
+	}
+	for (guint i = 0; names != NULL && i < names->len; i++) {
+		const char *name = g_ptr_array_index(names, i);
+		g_autofree char *digits = NULL;
+		gint64 kb = 0;
+
+		if (!g_str_has_prefix(name, "hugepages-") || !g_str_has_suffix(name, "kB"))
+			continue;
+		digits = g_strndup(name + strlen("hugepages-"),
+		                   strlen(name) - strlen("hugepages-") - strlen("kB"));
+		if (digits[0] == '\0' || !g_ascii_isdigit(digits[0]) ||
+		    !agent_facts_parse_int(digits, 1, MEMORY_MAX_KB, &kb, NULL)) {
+			g_autofree char *reason =
+			    g_strdup_printf(HUGEPAGES_DIR "/%s: not hugepages-<N>kB", name);
+			agent_facts_add_error(ctx, "memory.hugepages.sizes_bytes", reason);
+			continue;
+		}
+		kb *= 1024;
+		g_array_append_val(sizes, kb);
+	}
+	g_array_sort(sizes, memory_cmp_size);
+	json_builder_begin_array(builder);
+	for (guint i = 0; i < sizes->len; i++)
+		json_builder_add_int_value(builder, g_array_index(sizes, gint64, i));
+	json_builder_end_array(builder);
+}
+
+/*
+ * The base page size (4K, 16K or 64K on arm64) is a property of the running
+ * kernel that no file states: sysconf on the live system, null under a sysroot.
+ */
+static void memory_add_page_size(AgentFactsContext *ctx, JsonBuilder *builder)
+{
+	long size = g_strcmp0(ctx->sysroot, "/") == 0 ? sysconf(_SC_PAGESIZE) : -1;
+
+	json_builder_set_member_name(builder, "page_size_bytes");
+	if (size > 0) {
+		json_builder_add_int_value(builder, size);
+		return;
+	}
+	json_builder_add_null_value(builder);
+	agent_facts_add_error(ctx, "memory.page_size_bytes",
+	                      g_strcmp0(ctx->sysroot, "/") == 0
+	                          ? "sysconf(_SC_PAGESIZE) failed"
+	                          : "the page size of the kernel is only known on the live "
+	                            "system (sysconf), not under a sysroot");
+}
+
 JsonNode *agent_facts_collect_memory(AgentFactsContext *ctx)
 {
 	g_autoptr(JsonBuilder) builder = json_builder_new();
@@ -220,7 +296,9 @@ JsonNode *agent_facts_collect_memory(AgentFactsContext *ctx)
 	                  "memory.hugepages.free");
 	memory_add_lookup(ctx, builder, text, text_error, "Hugepagesize", "size_bytes",
 	                  "memory.hugepages.size_bytes");
+	memory_add_hugepage_sizes(ctx, builder);
 	json_builder_end_object(builder);
+	memory_add_page_size(ctx, builder);
 
 	memory_add_thp(ctx, builder);
 	memory_add_numa(ctx, builder);

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "gb-isa.h"
+
 #include "analysis/census.h"
 #include "analysis/facts.h"
 #include "gb-error.h"
@@ -15,6 +17,7 @@ static void cli_census_guest_free(CliCensusGuest *g)
 	g_strfreev(g->tags);
 	g_free(g->problem);
 	g_free(g->model);
+	g_free(g->arch);
 	g_free(g->hypervisor);
 	g_strfreev(g->flags);
 	g_free(g->outlier);
@@ -25,6 +28,7 @@ static void cli_census_guest_free(CliCensusGuest *g)
 static void cli_census_group_free(CliCensusGroup *g)
 {
 	g_free(g->model);
+	g_free(g->arch);
 	g_free(g->hypervisor);
 	g_strfreev(g->flags);
 	g_strfreev(g->lacks);
@@ -35,6 +39,7 @@ static void cli_census_group_free(CliCensusGroup *g)
 static void cli_census_scope_free(CliCensusScope *s)
 {
 	g_free(s->tag);
+	g_free(s->arch);
 	g_strfreev(s->baseline);
 	g_free(s->majority);
 	g_free(s->qemu_model);
@@ -50,11 +55,21 @@ static void cli_census_qemu_model_free(CliCensusQemuModel *m)
 	g_free(m);
 }
 
+static void cli_census_arch_free(CliCensusArch *a)
+{
+	g_free(a->arch);
+	g_strfreev(a->baseline);
+	g_strfreev(a->all_flags);
+	g_ptr_array_unref(a->lowest);
+	g_free(a);
+}
+
 CliCensus *cli_census_new(void)
 {
 	CliCensus *c = g_new0(CliCensus, 1);
 
 	c->guests = g_ptr_array_new_with_free_func((GDestroyNotify)cli_census_guest_free);
+	c->archs = g_ptr_array_new_with_free_func((GDestroyNotify)cli_census_arch_free);
 	c->groups = g_ptr_array_new_with_free_func((GDestroyNotify)cli_census_group_free);
 	c->scopes = g_ptr_array_new_with_free_func((GDestroyNotify)cli_census_scope_free);
 	c->lowest = g_ptr_array_new();
@@ -69,6 +84,7 @@ void cli_census_free(CliCensus *census)
 	g_ptr_array_unref(census->scopes);
 	g_ptr_array_unref(census->groups);
 	g_ptr_array_unref(census->guests);
+	g_ptr_array_unref(census->archs);
 	g_strfreev(census->baseline);
 	g_strfreev(census->all_flags);
 	if (census->qemu_models != NULL)
@@ -148,6 +164,18 @@ static CliCensusGuest *cli_census_guest_new(const char *name, const char *source
 	return g;
 }
 
+static gboolean cli_census_arch_is(const char *arch, const char *name, const char *alias)
+{
+	return g_strcmp0(arch, name) == 0 || g_strcmp0(arch, alias) == 0;
+}
+
+char *cli_census_level_name(guint level)
+{
+	if (level >= GB_ISA_ARM_V8)
+		return gb_isa_arm_level_name(level);
+	return gb_isa_level_name(level);
+}
+
 void cli_census_add_problem(CliCensus *census, const char *name, const char *source,
                             const char *problem)
 {
@@ -173,8 +201,26 @@ void cli_census_add(CliCensus *census, const char *name, const char *source,
 		cli_census_need(problem, &cpu->isa_level.fact);
 		cli_census_need(problem, &cpu->flags.fact);
 	}
-	if (problem->len == 0 && !cli_isa_level_parse(cpu->isa_level.value, &g->isa_level, NULL))
+	if (problem->len == 0) {
+		const char *arch =
+		    cli_fact_ok(&cpu->architecture.fact) ? cpu->architecture.value : "x86_64";
+		/* one spelling per architecture, so that groups and scopes key on it */
+		if (cli_census_arch_is(arch, "aarch64", "arm64"))
+			g->arch = g_strdup("aarch64");
+		else if (cli_census_arch_is(arch, "x86_64", "amd64"))
+			g->arch = g_strdup("x86_64");
+		else
+			g_string_append_printf(problem,
+			                       "cpu.architecture %s has no ISA levels known "
+			                       "to the census",
+			                       arch);
+	}
+	if (problem->len == 0 && g_str_equal(g->arch, "x86_64") &&
+	    !cli_isa_level_parse(cpu->isa_level.value, &g->isa_level, NULL))
 		g_string_append_printf(problem, "cpu.isa_level is not x86-64-v1..x86-64-v4");
+	if (problem->len == 0 && g_str_equal(g->arch, "aarch64") &&
+	    !gb_isa_arm_level_parse(cpu->isa_level.value, &g->isa_level))
+		g_string_append_printf(problem, "cpu.isa_level is not armv8-a..armv9.3-a");
 	if (problem->len > 0) {
 		g->problem = g_string_free(g_steal_pointer(&problem), FALSE);
 		return;
@@ -189,7 +235,8 @@ void cli_census_add(CliCensus *census, const char *name, const char *source,
 		g->hypervisor = g_strdup("unknown");
 }
 
-/* ---- the host's QEMU models ----------------------------------------------------------- */
+/* ---- the host's QEMU models -----------------------------------------------------------
+ */
 
 /* QEMU features whose /proc/cpuinfo name is not the QEMU name with '-' and '.' as '_'. */
 static const struct {
@@ -251,7 +298,8 @@ char *cli_census_flag_from_qemu(const char *feature)
 	return g_strdelimit(g_strdup(feature), "-.", '_');
 }
 
-/* The name of a definition worth expanding, NULL when it is not one (or malformed: error). */
+/* The name of a definition worth expanding, NULL when it is not one (or malformed: error).
+ */
 static const char *cli_census_qemu_candidate(JsonNode *node, guint i, JsonObject **def,
                                              GError **error)
 {
@@ -265,7 +313,8 @@ static const char *cli_census_qemu_candidate(JsonNode *node, guint i, JsonObject
 	    !gb_json_get_string(*def, "alias-of", GB_JSON_OPTIONAL, &alias, error) ||
 	    !gb_json_get_bool(*def, "migration-safe", GB_JSON_OPTIONAL, &safe, error))
 		return NULL;
-	/* host and max are not migration-safe; base is the empty model static expansion uses */
+	/* host and max are not migration-safe; base is the empty model static expansion
+	 * uses */
 	if (alias != NULL || !safe || strcmp(name, "base") == 0)
 		return NULL;
 	return name;
@@ -451,13 +500,19 @@ static void cli_census_finish_qemu(CliCensus *census)
 	}
 	for (guint i = 0; i < census->scopes->len; i++) {
 		CliCensusScope *s = g_ptr_array_index(census->scopes, i);
+		const char *arch = s->arch;
 
-		if (s->n_guests > 0)
+		/* one architecture: the scope has no arch of its own */
+		if (arch == NULL && census->archs->len == 1)
+			arch = ((CliCensusArch *)g_ptr_array_index(census->archs, 0))->arch;
+		/* the flag names above are x86's: an aarch64 baseline gets no x86 model */
+		if (s->n_guests > 0 && g_strcmp0(arch, "x86_64") == 0)
 			cli_census_scope_qemu(census, s, known);
 	}
 }
 
-/* ---- finish --------------------------------------------------------------------------- */
+/* ---- finish ---------------------------------------------------------------------------
+ */
 
 /*
  * The flags held by at least min_count guests: sets[i] (sorted strv) is held
@@ -533,8 +588,8 @@ static gboolean cli_census_same_kind(const CliCensusGuest *a, const CliCensusGue
  * flags), first seen on a tie; NULL when fewer than three guests or no
  * strict majority, where nobody is an outlier.
  */
-static const CliCensusGuest *cli_census_scope(CliCensus *census, const char *tag, GPtrArray *guests,
-                                              char **baseline)
+static const CliCensusGuest *cli_census_scope(CliCensus *census, const char *tag, const char *arch,
+                                              GPtrArray *guests, char **baseline)
 {
 	CliCensusScope *s = g_new0(CliCensusScope, 1);
 	g_autoptr(GHashTable) counts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -542,6 +597,7 @@ static const CliCensusGuest *cli_census_scope(CliCensus *census, const char *tag
 	guint best_n = 0;
 
 	s->tag = g_strdup(tag);
+	s->arch = g_strdup(arch);
 	s->n_guests = guests->len;
 	s->baseline = baseline != NULL ? g_strdupv(baseline) : cli_census_baseline_of(guests);
 	g_ptr_array_add(census->scopes, s);
@@ -596,7 +652,9 @@ static void cli_census_require(CliCensusGuest *g, const CliAuditRequire *require
 {
 	GString *out = g_string_new(NULL);
 
-	if (require->isa_level != 0 && g->isa_level < require->isa_level)
+	/* x86-64-vN says nothing about another architecture */
+	if (require->isa_level != 0 && g_str_equal(g->arch, "x86_64") &&
+	    g->isa_level < require->isa_level)
 		g_string_append_printf(out, "x86-64-v%u is below the required x86-64-v%u",
 		                       g->isa_level, require->isa_level);
 	for (guint i = 0; require->flags != NULL && require->flags[i] != NULL; i++) {
@@ -611,6 +669,89 @@ static void cli_census_require(CliCensusGuest *g, const CliAuditRequire *require
 		g_string_free(out, TRUE);
 }
 
+/* The guests of arch (all of them when arch is NULL), borrowed. */
+static GPtrArray *cli_census_of_arch(GPtrArray *guests, const char *arch)
+{
+	GPtrArray *out = g_ptr_array_new();
+
+	for (guint i = 0; i < guests->len; i++) {
+		CliCensusGuest *g = g_ptr_array_index(guests, i);
+
+		if (arch == NULL || g_str_equal(g->arch, arch))
+			g_ptr_array_add(out, g);
+	}
+	return out;
+}
+
+static const CliCensusArch *cli_census_arch_of(CliCensus *census, const char *arch)
+{
+	for (guint i = 0; i < census->archs->len; i++) {
+		const CliCensusArch *a = g_ptr_array_index(census->archs, i);
+
+		if (g_str_equal(a->arch, arch))
+			return a;
+	}
+	/* every group's architecture has an entry: not reached */
+	return g_ptr_array_index(census->archs, 0);
+}
+
+static int cli_census_arch_cmp(gconstpointer a, gconstpointer b)
+{
+	const CliCensusArch *aa = *(CliCensusArch *const *)a;
+	const CliCensusArch *ab = *(CliCensusArch *const *)b;
+
+	return aa->n_guests > ab->n_guests ? -1 : aa->n_guests < ab->n_guests;
+}
+
+/* Baseline, union and lowest level of each architecture, most guests first. */
+static void cli_census_archs(CliCensus *census, GPtrArray *counted)
+{
+	for (guint i = 0; i < counted->len; i++) {
+		const CliCensusGuest *g = g_ptr_array_index(counted, i);
+		gboolean seen = FALSE;
+
+		for (guint j = 0; j < census->archs->len && !seen; j++)
+			seen = g_str_equal(
+			    ((CliCensusArch *)g_ptr_array_index(census->archs, j))->arch, g->arch);
+		if (!seen) {
+			CliCensusArch *a = g_new0(CliCensusArch, 1);
+			a->arch = g_strdup(g->arch);
+			a->lowest = g_ptr_array_new();
+			g_ptr_array_add(census->archs, a);
+		}
+	}
+	for (guint j = 0; j < census->archs->len; j++) {
+		CliCensusArch *a = g_ptr_array_index(census->archs, j);
+		g_autoptr(GPtrArray) guests = cli_census_of_arch(counted, a->arch);
+		g_autofree char ***sets = g_new(char **, MAX(guests->len, 1));
+		gboolean arm = g_str_equal(a->arch, "aarch64");
+
+		a->n_guests = guests->len;
+		for (guint i = 0; i < guests->len; i++) {
+			const CliCensusGuest *g = g_ptr_array_index(guests, i);
+
+			sets[i] = g->flags;
+			if (i == 0)
+				a->lowest_level = g->isa_level;
+			else if (arm)
+				a->lowest_level =
+				    gb_isa_arm_level_meet(a->lowest_level, g->isa_level);
+			else
+				a->lowest_level = MIN(a->lowest_level, g->isa_level);
+		}
+		a->baseline = cli_census_flags_at_least(sets, NULL, guests->len, guests->len);
+		a->all_flags = cli_census_flags_at_least(sets, NULL, guests->len, 1);
+		for (guint i = 0; i < guests->len; i++) {
+			CliCensusGuest *g = g_ptr_array_index(guests, i);
+
+			if (g->isa_level == a->lowest_level)
+				g_ptr_array_add(a->lowest, g);
+		}
+	}
+	/* stable: equal counts keep the order first seen */
+	g_ptr_array_sort(census->archs, cli_census_arch_cmp);
+}
+
 void cli_census_finish(CliCensus *census, gboolean by_tag, const CliAuditRequire *require)
 {
 	g_autoptr(GHashTable) groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -618,7 +759,6 @@ void cli_census_finish(CliCensus *census, gboolean by_tag, const CliAuditRequire
 	g_autoptr(GHashTable) tags =
 	    g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)g_ptr_array_unref);
 	g_autoptr(GPtrArray) tag_order = g_ptr_array_new();
-	const CliCensusGuest *fleet_ref = NULL;
 
 	for (guint i = 0; i < census->guests->len; i++) {
 		CliCensusGuest *g = g_ptr_array_index(census->guests, i);
@@ -632,12 +772,13 @@ void cli_census_finish(CliCensus *census, gboolean by_tag, const CliAuditRequire
 		}
 		g_ptr_array_add(counted, g);
 		flags = g_strjoinv(" ", g->flags);
-		key = g_strdup_printf("%s\037%u\037%s\037%s", g->model, g->isa_level, g->hypervisor,
-		                      flags);
+		key = g_strdup_printf("%s\037%s\037%u\037%s\037%s", g->arch, g->model, g->isa_level,
+		                      g->hypervisor, flags);
 		group = g_hash_table_lookup(groups, key);
 		if (group == NULL) {
 			group = g_new0(CliCensusGroup, 1);
 			group->model = g_strdup(g->model);
+			group->arch = g_strdup(g->arch);
 			group->isa_level = g->isa_level;
 			group->hypervisor = g_strdup(g->hypervisor);
 			group->flags = g_strdupv(g->flags);
@@ -648,8 +789,6 @@ void cli_census_finish(CliCensus *census, gboolean by_tag, const CliAuditRequire
 		/* the guest's place, for the order of groups of the same size */
 		g->group = i;
 		g_ptr_array_add(group->guests, g);
-		if (census->lowest_level == 0 || g->isa_level < census->lowest_level)
-			census->lowest_level = g->isa_level;
 		if (require != NULL)
 			cli_census_require(g, require);
 		if (g->require != NULL)
@@ -683,44 +822,69 @@ void cli_census_finish(CliCensus *census, gboolean by_tag, const CliAuditRequire
 		census->baseline =
 		    cli_census_flags_at_least(sets, weights, n, MAX(counted->len, 1));
 	}
+	cli_census_archs(census, counted);
 	for (guint i = 0; i < census->groups->len; i++) {
 		CliCensusGroup *group = g_ptr_array_index(census->groups, i);
+		const CliCensusArch *arch = cli_census_arch_of(census, group->arch);
 		g_autoptr(GPtrArray) lacks = g_ptr_array_new();
 
-		for (guint j = 0; census->all_flags[j] != NULL; j++) {
-			if (!g_strv_contains((const char *const *)group->flags,
-			                     census->all_flags[j]))
-				g_ptr_array_add(lacks, census->all_flags[j]);
+		for (guint j = 0; arch->all_flags[j] != NULL; j++) {
+			if (!g_strv_contains((const char *const *)group->flags, arch->all_flags[j]))
+				g_ptr_array_add(lacks, arch->all_flags[j]);
 		}
 		g_ptr_array_add(lacks, NULL);
 		group->lacks = g_strdupv((char **)lacks->pdata);
 		for (guint j = 0; j < group->guests->len; j++)
 			((CliCensusGuest *)g_ptr_array_index(group->guests, j))->group = i;
 	}
-	for (guint i = 0; i < counted->len; i++) {
-		CliCensusGuest *g = g_ptr_array_index(counted, i);
+	/* one architecture: the fleet's lowest is its lowest; several: none is comparable
+	 */
+	if (census->archs->len == 1) {
+		const CliCensusArch *arch = g_ptr_array_index(census->archs, 0);
 
-		if (g->isa_level == census->lowest_level)
-			g_ptr_array_add(census->lowest, g);
+		census->lowest_level = arch->lowest_level;
+		for (guint i = 0; i < arch->lowest->len; i++)
+			g_ptr_array_add(census->lowest, g_ptr_array_index(arch->lowest, i));
 	}
 
-	fleet_ref = cli_census_scope(census, NULL, counted, census->baseline);
-	for (guint t = 0; t < tag_order->len; t++) {
-		const char *tag = g_ptr_array_index(tag_order, t);
-		GPtrArray *members = g_hash_table_lookup(tags, tag);
-		const CliCensusGuest *ref = cli_census_scope(census, tag, members, NULL);
-		g_autofree char *scope = g_strdup_printf("tag %s", tag);
+	/* a mixed fleet has a scope per architecture wherever it had one */
+	for (guint a = 0; a < MAX(census->archs->len, 1); a++) {
+		const char *arch =
+		    census->archs->len > 1
+		        ? ((CliCensusArch *)g_ptr_array_index(census->archs, a))->arch
+		        : NULL;
+		g_autoptr(GPtrArray) fleet = cli_census_of_arch(counted, arch);
+		g_autofree char *fleet_name = arch != NULL
+		                                  ? g_strdup_printf("the fleet's %s guests", arch)
+		                                  : g_strdup("the fleet");
+		const CliCensusGuest *fleet_ref = cli_census_scope(
+		    census, NULL, arch, fleet, arch != NULL ? NULL : census->baseline);
 
-		for (guint i = 0; i < members->len; i++)
-			cli_census_judge(g_ptr_array_index(members, i), ref, scope);
+		for (guint t = 0; t < tag_order->len; t++) {
+			const char *tag = g_ptr_array_index(tag_order, t);
+			g_autoptr(GPtrArray) members =
+			    cli_census_of_arch(g_hash_table_lookup(tags, tag), arch);
+			const CliCensusGuest *ref = NULL;
+			g_autofree char *scope = NULL;
+
+			if (members->len == 0)
+				continue;
+			ref = cli_census_scope(census, tag, arch, members, NULL);
+			scope = arch != NULL ? g_strdup_printf("tag %s (%s)", tag, arch)
+			                     : g_strdup_printf("tag %s", tag);
+			for (guint i = 0; i < members->len; i++)
+				cli_census_judge(g_ptr_array_index(members, i), ref, scope);
+		}
+		for (guint i = 0; i < fleet->len; i++) {
+			CliCensusGuest *g = g_ptr_array_index(fleet, i);
+
+			/* a tagged guest is judged within its tags only */
+			if (!by_tag || g->tags[0] == NULL)
+				cli_census_judge(g, fleet_ref, fleet_name);
+		}
 	}
 	for (guint i = 0; i < counted->len; i++) {
-		CliCensusGuest *g = g_ptr_array_index(counted, i);
-
-		/* a tagged guest is judged within its tags only */
-		if (!by_tag || g->tags[0] == NULL)
-			cli_census_judge(g, fleet_ref, "the fleet");
-		if (g->outlier != NULL)
+		if (((CliCensusGuest *)g_ptr_array_index(counted, i))->outlier != NULL)
 			census->n_outliers++;
 	}
 	cli_census_finish_qemu(census);

@@ -21,7 +21,8 @@ typedef struct {
 	char **tags;   /* never NULL */
 	char *problem; /* why the guest is not counted ("cpu.isa_level absent"); NULL when it is */
 	char *model;   /* cpu.model_name */
-	guint isa_level;  /* 1..4 */
+	char *arch;    /* "x86_64" or "aarch64" (cpu.architecture; absent: x86_64) */
+	guint isa_level;  /* x86: 1..4; aarch64: a gb-isa.h Arm code (80..93) */
 	char *hypervisor; /* cpu.hypervisor.vendor, "none" on bare metal */
 	char **flags;     /* sorted, no repeats */
 	guint group;      /* index in CliCensus.groups */
@@ -31,15 +32,17 @@ typedef struct {
 
 typedef struct {
 	char *model;
+	char *arch;
 	guint isa_level;
 	char *hypervisor;
 	char **flags;      /* sorted */
 	GPtrArray *guests; /* CliCensusGuest, borrowed */
-	char **lacks;      /* flags of the union this group does not have, sorted */
+	char **lacks;      /* flags of its architecture's union this group does not have, sorted */
 } CliCensusGroup;
 
 typedef struct {
-	char *tag; /* NULL: the whole fleet */
+	char *tag;  /* NULL: the whole fleet */
+	char *arch; /* NULL unless the fleet mixes architectures: then one scope per arch */
 	guint n_guests;
 	char **baseline;  /* flags every guest of the tag has, sorted */
 	char *majority;   /* "MODEL" of the most common (model, flags), NULL when none */
@@ -57,14 +60,30 @@ typedef struct {
 	char *
 	    *unavailable; /* what this host's QEMU cannot give it (QEMU's names); empty: runnable */
 } CliCensusQemuModel;
+/*
+ * One architecture of the fleet. Flags and ISA levels of different
+ * architectures are not comparable, so baselines, unions, outliers and the
+ * lowest level are taken per architecture. On aarch64 the levels are not a
+ * chain (Armv8.6 and Armv9.0 each lack something of the other): the lowest
+ * is their meet, which no guest may hold exactly.
+ */
+typedef struct {
+	char *arch;
+	guint n_guests;
+	char **baseline;    /* flags every guest of the arch has, sorted */
+	char **all_flags;   /* their union */
+	guint lowest_level; /* what every guest of the arch reaches */
+	GPtrArray *lowest;  /* CliCensusGuest at exactly lowest_level, borrowed */
+} CliCensusArch;
 
 typedef struct {
 	GPtrArray *guests;  /* CliCensusGuest, in the order added */
+	GPtrArray *archs;   /* CliCensusArch, most guests first, then first seen */
 	GPtrArray *groups;  /* CliCensusGroup, largest first, then first seen */
 	GPtrArray *scopes;  /* CliCensusScope: the fleet, then each tag (when by_tag) */
 	char **baseline;    /* flags every counted guest has */
 	char **all_flags;   /* the union */
-	guint lowest_level; /* 0 when no guest is counted */
+	guint lowest_level; /* 0 when no guest is counted or architectures are mixed */
 	GPtrArray *lowest;  /* CliCensusGuest at lowest_level, borrowed */
 	guint n_counted;
 	guint n_problems;
@@ -114,5 +133,8 @@ void cli_census_set_qemu_error(CliCensus *census, const char *why);
 char *cli_census_flag_from_qemu(const char *feature);
 
 void cli_census_finish(CliCensus *census, gboolean by_tag, const CliAuditRequire *require);
+
+/* "x86-64-v3" or "armv8.2-a" for a CliCensusGuest isa_level. */
+char *cli_census_level_name(guint level);
 
 G_END_DECLS

@@ -281,6 +281,8 @@ static const struct {
 	{ "QNX", "QNXQVMBSQG", CLI_HYPERVISOR_OTHER },
 	{ "Parallels", " lrpepyh  vr", CLI_HYPERVISOR_OTHER },
 	{ "VirtualBox", "VBoxVBoxVBox", CLI_HYPERVISOR_OTHER },
+	/* from DMI on arm64 Nitro instances: no CPUID signature exists */
+	{ "Amazon EC2", "Amazon EC2", CLI_HYPERVISOR_KVM },
 };
 
 /* Signatures are padded to 12 bytes with spaces or NULs: compare them stripped. */
@@ -304,6 +306,13 @@ CliHypervisorKind cli_hypervisor_kind(const char *vendor, const char *signature)
 			return hypervisors[i].kind;
 	}
 	return CLI_HYPERVISOR_UNKNOWN;
+}
+
+gboolean cli_facts_cpu_is_arm64(const CliFactsCpu *cpu)
+{
+	const char *arch = cli_fact_string_or(&cpu->architecture, NULL);
+
+	return g_strcmp0(arch, "aarch64") == 0 || g_strcmp0(arch, "arm64") == 0;
 }
 
 const char *cli_hypervisor_kind_to_string(CliHypervisorKind kind)

@@ -275,5 +275,7 @@ const char *cli_fact_string_or(const CliFactString *str, const char *fallback);
 CliHypervisorKind cli_hypervisor_kind(const char *vendor, const char *signature);
 /* "KVM", "TCG", "VMware", "Hyper-V", "Xen", "other", "unknown". */
 const char *cli_hypervisor_kind_to_string(CliHypervisorKind kind);
+/* TRUE when cpu.architecture says aarch64 (or arm64): its flags have other names. */
+gboolean cli_facts_cpu_is_arm64(const CliFactsCpu *cpu);
 
 G_END_DECLS

@@ -161,6 +161,17 @@ void cli_rule_cpu_no_aesni(CliAuditCtx *ctx)
 		cli_rule_pass(ctx, "cpu", detail);
 		return;
 	}
+	if (arch == CLI_ARCH_ARM) {
+		/* Armv8 Crypto Extensions: OpenSSL's AES-GCM needs both AESE/AESD and PMULL */
+		detail = g_strdup_printf("no %s in the CPU flags: AES-GCM runs on OpenSSL's "
+		                         "software path",
+		                         missing->str);
+		cli_rule_fire(ctx, "cpu", detail,
+		              "under KVM use -cpu host (libvirt <cpu mode='host-passthrough'/>) on "
+		              "a host with the Crypto Extensions; under TCG a model that has them "
+		              "(cortex-a57 and later, max)");
+		return;
+	}
 	detail = g_strdup_printf("no %s in the CPU flags: AES-GCM runs about 2x slower%s",
 	                         missing->str, disagree);
 	cli_rule_fire(ctx, "cpu", detail,
@@ -254,6 +265,25 @@ void cli_rule_cpu_hypervisor(CliAuditCtx *ctx)
 		    "/dev/kvm");
 		return;
 	case CLI_HYPERVISOR_UNKNOWN:
+		if (g_strcmp0(vendor, "QEMU") == 0 && cpu_arch(ctx) == CLI_ARCH_ARM &&
+		    g_strcmp0(ctx->facts->cpu.model_name.value, "QEMU max") == 0) {
+			/* under KVM (and HVF) -cpu max is the host's CPU, with the host's MIDR */
+			cli_rule_emit(
+			    ctx, CLI_LEVEL_WARN, "cpu",
+			    "hypervisor QEMU with its own 'max' CPU (MIDR implementer 0, "
+			    "part 0x051), which only TCG presents: no hardware "
+			    "acceleration, every instruction is emulated",
+			    "run QEMU with -accel kvm (libvirt <domain type='kvm'>) on an "
+			    "arm64 host with /dev/kvm");
+			return;
+		}
+		if (g_strcmp0(vendor, "QEMU") == 0) {
+			cli_rule_emit(ctx, CLI_LEVEL_NOTE, "cpu",
+			              "hypervisor QEMU (its machine's firmware or device tree); "
+			              "whether KVM or TCG runs it is not visible in the guest",
+			              NULL);
+			return;
+		}
 		if (vendor == NULL) {
 			cli_rule_emit(ctx, CLI_LEVEL_NOTE, "cpu",
 			              "hypervisor present, vendor unknown", NULL);
@@ -351,6 +381,41 @@ static const char *isa_level_hint(guint level)
 	}
 }
 
+/* The Armv8.x/Armv9.x level as a NOTE; an x86-64 requirement does not apply. */
+static void cpu_isa_level_arm(CliAuditCtx *ctx)
+{
+	const CliFactsCpu *cpu = &ctx->facts->cpu;
+	guint required = ctx->require->isa_level;
+	g_autofree char *missing = NULL;
+	g_autofree char *next = NULL;
+	g_autofree char *unrequired = NULL;
+	g_autofree char *detail = NULL;
+	guint level = 0;
+
+	if (required > 0)
+		unrequired = g_strdup_printf("; the required x86-64-v%u applies to x86 guests only",
+		                             required);
+	if (!cli_rule_need(ctx, &cpu->isa_level.fact, TRUE) ||
+	    !gb_isa_arm_level_parse(cpu->isa_level.value, &level)) {
+		if (cli_fact_ok(&cpu->isa_level.fact))
+			cli_rule_note(ctx, &cpu->isa_level.fact);
+		return;
+	}
+	if (cli_rule_need(ctx, &cpu->isa_missing.fact, TRUE) && cpu->isa_missing.value[0] != NULL)
+		missing = g_strjoinv(", ", cpu->isa_missing.value);
+	next = gb_isa_arm_level_name(level + 1);
+	if (missing != NULL && next != NULL)
+		detail = g_strdup_printf("ISA level %s (%s lacks %s; a lower bound from the "
+		                         "Features hwcaps)%s",
+		                         cpu->isa_level.value, next, missing,
+		                         unrequired != NULL ? unrequired : "");
+	else
+		detail =
+		    g_strdup_printf("ISA level %s (a lower bound from the Features hwcaps)%s",
+		                    cpu->isa_level.value, unrequired != NULL ? unrequired : "");
+	cli_rule_emit(ctx, CLI_LEVEL_NOTE, "cpu", detail, NULL);
+}
+
 void cli_rule_cpu_isa_level(CliAuditCtx *ctx)
 {
 	const CliFactsCpu *cpu = &ctx->facts->cpu;
@@ -361,6 +426,10 @@ void cli_rule_cpu_isa_level(CliAuditCtx *ctx)
 	guint level = 0;
 
 	cli_rule_need(ctx, &cpu->node.fact, FALSE);
+	if (cpu_arch(ctx) == CLI_ARCH_ARM) {
+		cpu_isa_level_arm(ctx);
+		return;
+	}
 	if (cpu_arch(ctx) != CLI_ARCH_X86)
 		return;
 	/* agents before isa_level do not send it: only a requirement makes it needed */
@@ -486,11 +555,14 @@ void cli_rule_cpu_vulnerable(CliAuditCtx *ctx)
 {
 	const CliFactStrMap *vulns = &ctx->facts->cpu.vulnerabilities;
 	guint n_vulnerable = 0;
+	gboolean x86;
 
 	cli_rule_need(ctx, &ctx->facts->cpu.node.fact, FALSE);
 	/* absent from older agents, null on kernels before 4.15 */
 	if (!cli_rule_need(ctx, &vulns->fact, TRUE))
 		return;
+	/* the hidden bits and their QEMU spellings are x86's */
+	x86 = cpu_arch(ctx) == CLI_ARCH_X86;
 	for (guint i = 0; vulns->names[i] != NULL; i++) {
 		const char *name = vulns->names[i];
 		const char *text = vulns->texts[i];
@@ -502,7 +574,7 @@ void cli_rule_cpu_vulnerable(CliAuditCtx *ctx)
 			continue;
 		n_vulnerable++;
 		subject = g_strdup_printf("cpu/%s", name);
-		for (guint j = 0; j < G_N_ELEMENTS(vuln_hidden_bits) && !known; j++) {
+		for (guint j = 0; x86 && j < G_N_ELEMENTS(vuln_hidden_bits) && !known; j++) {
 			if (g_strcmp0(name, vuln_hidden_bits[j].name) != 0)
 				continue;
 			known = TRUE;
@@ -517,9 +589,12 @@ void cli_rule_cpu_vulnerable(CliAuditCtx *ctx)
 		                         "known)",
 		                         name, text);
 		cli_rule_emit(ctx, CLI_LEVEL_NOTE, subject, detail,
-		              "check the host's microcode and kernel; -cpu host "
-		              "(<cpu mode='host-passthrough'/>) passes every mitigation bit the "
-		              "host has");
+		              x86 ? "check the host's microcode and kernel; -cpu host "
+		                    "(<cpu mode='host-passthrough'/>) passes every mitigation bit "
+		                    "the host has"
+		                  : "check the host's firmware and kernel; -cpu host "
+		                    "(<cpu mode='host-passthrough'/>) passes every mitigation the "
+		                    "host's CPU has");
 	}
 	if (n_vulnerable == 0)
 		cli_rule_pass(ctx, "cpu",

@@ -35,9 +35,11 @@
 	"and left out of the census. Exit status 1 when a guest fails\n"               \
 	"--require-level or --require-flags, 3 when a guest could not be counted\n"    \
 	"or the QEMU of --qmp could not be asked (the census is still written).\n"     \
+	"A fleet of x86_64 and aarch64 guests has baselines, outliers and lowest\n"    \
+	"ISA levels per architecture; --require-level applies to x86 guests.\n"        \
 	"With --qmp, the QEMU monitor of this host (a QMP socket, or libvirt:DOMAIN\n" \
-	"through the first --connect URI), each baseline names the QEMU CPU model\n"   \
-	"that covers it: of the named models this QEMU can run (query-cpu-\n"          \
+	"through the first --connect URI), each x86 baseline names the QEMU CPU\n"     \
+	"model that covers it: of the named models this QEMU can run (query-cpu-\n"    \
 	"definitions), the one with the most features whose every feature the\n"       \
 	"baseline has (query-cpu-model-expansion), and the flags the baseline has\n"   \
 	"beyond it, to add as -cpu MODEL,+FLAG."
@@ -327,7 +329,7 @@ static void cli_census_ask_qemu(CliApp *app, CliCensus *census)
 
 static char *cli_census_level(guint level)
 {
-	return g_strdup_printf("x86-64-v%u", level);
+	return cli_census_level_name(level);
 }
 
 /* "a, b, c, ... (N more)": names of guests, at most max of them (0: all). */
@@ -408,6 +410,10 @@ static GString *cli_census_render_table(const CliCensus *c, gboolean color)
 		if (s->tag != NULL) {
 			g_string_append(out, "tag ");
 			cli_escape_append(out, s->tag);
+			if (s->arch != NULL)
+				g_string_append_printf(out, " (%s)", s->arch);
+		} else if (s->arch != NULL) {
+			g_string_append_printf(out, "the fleet's %s guests", s->arch);
 		} else {
 			g_string_append(out, "the fleet");
 		}
@@ -422,11 +428,22 @@ static GString *cli_census_render_table(const CliCensus *c, gboolean color)
 		cli_escape_append(out, c->qemu_error);
 		g_string_append_c(out, '\n');
 	}
-	if (c->lowest_level != 0) {
-		g_autofree char *names = cli_census_names(c->lowest, 20);
+	/* levels of different architectures are not comparable: one line each */
+	for (guint i = 0; i < c->archs->len; i++) {
+		const CliCensusArch *a = g_ptr_array_index(c->archs, i);
+		g_autofree char *names = cli_census_names(a->lowest, 20);
+		g_autofree char *level = cli_census_level(a->lowest_level);
 
-		g_string_append_printf(out, "lowest ISA level: x86-64-v%u, held by %u guest(s): ",
-		                       c->lowest_level, c->lowest->len);
+		g_string_append(out, "lowest ISA level");
+		if (c->archs->len > 1)
+			g_string_append_printf(out, " of the %s guests", a->arch);
+		if (a->lowest->len == 0) {
+			/* Armv8.6 and Armv9.0 guests meet at Armv8.5, which neither holds */
+			g_string_append_printf(out, ": %s, reached by every guest, held by none\n",
+			                       level);
+			continue;
+		}
+		g_string_append_printf(out, ": %s, held by %u guest(s): ", level, a->lowest->len);
 		cli_escape_append(out, names);
 		g_string_append_c(out, '\n');
 	}
@@ -511,6 +528,7 @@ static GString *cli_census_render_json(const CliCensus *c)
 		cli_census_json_strv(b, "tags", g->tags);
 		cli_census_json_member(b, "problem", g->problem);
 		cli_census_json_member(b, "model", g->model);
+		cli_census_json_member(b, "architecture", g->arch);
 		cli_census_json_member(b, "isa_level", level);
 		cli_census_json_member(b, "hypervisor", g->hypervisor);
 		json_builder_set_member_name(b, "group");
@@ -535,6 +553,7 @@ static GString *cli_census_render_json(const CliCensus *c)
 		json_builder_set_member_name(b, "count");
 		json_builder_add_int_value(b, g->guests->len);
 		cli_census_json_member(b, "model", g->model);
+		cli_census_json_member(b, "architecture", g->arch);
 		cli_census_json_member(b, "isa_level", level);
 		cli_census_json_member(b, "hypervisor", g->hypervisor);
 		cli_census_json_strv(b, "flags", g->flags);
@@ -550,6 +569,7 @@ static GString *cli_census_render_json(const CliCensus *c)
 
 		json_builder_begin_object(b);
 		cli_census_json_member(b, "tag", s->tag);
+		cli_census_json_member(b, "architecture", s->arch);
 		json_builder_set_member_name(b, "count");
 		json_builder_add_int_value(b, s->n_guests);
 		cli_census_json_strv(b, "flags", s->baseline);
@@ -576,6 +596,26 @@ static GString *cli_census_render_json(const CliCensus *c)
 		json_builder_add_null_value(b);
 	}
 	cli_census_json_strv(b, "union", c->all_flags);
+	json_builder_set_member_name(b, "architectures");
+	json_builder_begin_array(b);
+	for (guint i = 0; i < c->archs->len; i++) {
+		const CliCensusArch *a = g_ptr_array_index(c->archs, i);
+		g_autofree char *level = cli_census_level(a->lowest_level);
+
+		json_builder_begin_object(b);
+		cli_census_json_member(b, "architecture", a->arch);
+		json_builder_set_member_name(b, "count");
+		json_builder_add_int_value(b, a->n_guests);
+		cli_census_json_strv(b, "baseline", a->baseline);
+		cli_census_json_strv(b, "union", a->all_flags);
+		json_builder_set_member_name(b, "lowest");
+		json_builder_begin_object(b);
+		cli_census_json_member(b, "isa_level", level);
+		cli_census_json_names(b, "guests", a->lowest);
+		json_builder_end_object(b);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
 	json_builder_set_member_name(b, "lowest");
 	if (c->lowest_level != 0) {
 		g_autofree char *level = cli_census_level(c->lowest_level);
@@ -645,12 +685,22 @@ static GString *cli_census_render_prom(const CliCensus *c)
 
 		if (g->problem != NULL)
 			continue;
-		cli_prom_sample(out, "guestbench_cpu_isa_level", g->isa_level, "guest", g->name,
-		                "model", g->model, NULL);
+		if (g_str_equal(g->arch, "x86_64"))
+			cli_prom_sample(out, "guestbench_cpu_isa_level", g->isa_level, "guest",
+			                g->name, "model", g->model, NULL);
 		n = GPOINTER_TO_UINT(g_hash_table_lookup(models, g->model));
 		if (n == 0)
 			g_ptr_array_add(order, g->model);
 		g_hash_table_insert(models, g->model, GUINT_TO_POINTER(n + 1));
+	}
+	cli_prom_family(out, "guestbench_cpu_arm_isa_level", "gauge",
+	                "An aarch64 guest's Arm A-profile level as major.minor (8.0..9.3)");
+	for (guint i = 0; i < c->guests->len; i++) {
+		const CliCensusGuest *g = g_ptr_array_index(c->guests, i);
+
+		if (g->problem == NULL && g_str_equal(g->arch, "aarch64"))
+			cli_prom_sample(out, "guestbench_cpu_arm_isa_level", g->isa_level / 10.0,
+			                "guest", g->name, "model", g->model, NULL);
 	}
 	cli_prom_family(out, "guestbench_cpu_model_guests", "gauge",
 	                "How many guests run each CPU model");

@@ -98,9 +98,16 @@ static void table_line(GString *out, const char *label, const char *value)
 	cli_table_end_line(out, start);
 }
 
-static void table_flags(GString *out, const CliFactStrv *flags, gboolean color)
+static void table_flags(GString *out, const CliFactStrv *flags, gboolean arm64, gboolean color)
 {
-	const char *const shown[] = { "aes", "pclmulqdq", "avx2", "vaes", "sha_ni", "vmx", "svm" };
+	const char *const x86[] = {
+		"aes", "pclmulqdq", "avx2", "vaes", "sha_ni", "vmx", "svm", NULL
+	};
+	/* AES-GCM needs aes and pmull; sve2 marks Armv9 */
+	const char *const arm[] = {
+		"aes", "pmull", "sha2", "sha512", "atomics", "sve", "sve2", NULL
+	};
+	const char *const *shown = arm64 ? arm : x86;
 	gsize start = out->len;
 
 	g_string_append(out, "  flags        ");
@@ -108,7 +115,7 @@ static void table_flags(GString *out, const CliFactStrv *flags, gboolean color)
 		g_string_append(out, CLI_UNKNOWN "\n");
 		return;
 	}
-	for (guint i = 0; i < G_N_ELEMENTS(shown); i++) {
+	for (guint i = 0; shown[i] != NULL; i++) {
 		gboolean has = g_strv_contains((const char *const *)flags->value, shown[i]);
 		if (i > 0)
 			g_string_append_c(out, ' ');
@@ -157,7 +164,7 @@ static void table_cpu(GString *out, const CliFactsCpu *cpu, gboolean color)
 	g_autofree char *hv = fmt_hypervisor(&cpu->hypervisor);
 
 	table_line(out, "cpu", line);
-	table_flags(out, &cpu->flags, color);
+	table_flags(out, &cpu->flags, cli_facts_cpu_is_arm64(cpu), color);
 	table_line(out, "hypervisor", hv);
 }
 

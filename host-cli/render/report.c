@@ -170,10 +170,13 @@ static char *cli_report_fact_count(const CliFacts *facts, JsonObject *params)
 	return g_strdup_printf("%" G_GINT64_FORMAT, count);
 }
 
-/* "aes yes, pclmulqdq yes, avx2 no, vaes no": the flags that decide crypto speed. */
+/* "aes yes, pclmulqdq yes, avx2 no, vaes no": the flags that decide crypto speed (aarch64: aes,
+ * pmull, sha2, sha512, sve2). */
 static char *cli_report_fact_flags(const CliFacts *facts, JsonObject *params)
 {
-	static const char *const wanted[] = { "aes", "pclmulqdq", "avx2", "vaes", "sha_ni", NULL };
+	static const char *const x86[] = { "aes", "pclmulqdq", "avx2", "vaes", "sha_ni", NULL };
+	static const char *const arm[] = { "aes", "pmull", "sha2", "sha512", "sve2", NULL };
+	const char *const *wanted = cli_facts_cpu_is_arm64(&facts->cpu) ? arm : x86;
 	const CliFactStrv *flags = &facts->cpu.flags;
 	g_autoptr(GString) str = g_string_new(NULL);
 

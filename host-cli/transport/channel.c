@@ -4,10 +4,10 @@
 #include <errno.h>
 #include <sys/stat.h>
 #include <glib-unix.h>
-#include <linux/vm_sockets.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <linux/vm_sockets.h>
 
 #include "guestbench-protocol.h"
 

@@ -3,11 +3,11 @@
 
 #include <errno.h>
 #include <glib-unix.h>
-#include <linux/vm_sockets.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <linux/vm_sockets.h>
 
 #include "transport/stream.h"
 #include "transport/virt.h"

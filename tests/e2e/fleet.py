@@ -45,16 +45,35 @@ GUESTS = {
                 "-device scsi-hd,drive=d0,bus=s0.0",
         "nic": "-netdev user,id=n0,restrict=on{fwd} -device virtio-net-pci,netdev=n0",
     },
+    # aarch64 under TCG (-M virt, the arm64 image of build_image(arch="arm64")):
+    # two CPU models with different features (max: sve, atomics; cortex-a57 not).
+    "arm-max": {
+        "arch": "arm64", "machine": "virt", "cpu": "max", "smp": 1, "mem": 512,
+        "disk": "-drive file={img},if=virtio,format=raw,cache=none",
+        "nic": "-netdev user,id=n0,restrict=on{fwd} -device virtio-net-pci,netdev=n0",
+    },
+    "arm-a57": {
+        "arch": "arm64", "machine": "virt", "cpu": "cortex-a57", "smp": 1, "mem": 512,
+        "disk": "-drive file={img},if=virtio,format=raw,cache=none",
+        "nic": "-netdev user,id=n0,restrict=on{fwd} -device virtio-net-pci,netdev=n0",
+    },
+}
+
+# Per architecture: the QEMU binary and the console the kernel writes to.
+ARCHES = {
+    "amd64": {"qemu": "qemu-system-x86_64", "console": "ttyS0"},
+    "arm64": {"qemu": "qemu-system-aarch64", "console": "ttyAMA0"},
 }
 
 
-def build_image(work, binaries):
-    """Builds (or reuses) the guest's kernel and initramfs in WORK/image with the
-    given binaries in it; the kernel package is cached in WORK/cache."""
-    image = os.path.join(work, "image")
+def build_image(work, binaries, arch="amd64"):
+    """Builds (or reuses) the guest's kernel and initramfs in WORK/image (amd64) or
+    WORK/image-ARCH with the given binaries in it (paths, or deb:PACKAGE:PATH, see
+    build-guest.sh); the packages are cached in WORK/cache."""
+    image = os.path.join(work, "image" if arch == "amd64" else "image-" + arch)
     here = os.path.dirname(os.path.abspath(__file__))
-    subprocess.run([os.path.join(here, "build-guest.sh"), os.path.join(work, "cache"), image]
-                   + list(binaries), check=True)
+    subprocess.run([os.path.join(here, "build-guest.sh"), "--arch", arch,
+                    os.path.join(work, "cache"), image] + list(binaries), check=True)
     return image
 
 
@@ -93,10 +112,11 @@ class Guest:
         if self.hostfwd:
             # Loopback only: the host side binds 127.0.0.1.
             fwd = ",hostfwd=tcp:127.0.0.1:%d-:%d" % self.hostfwd
-        append = "console=ttyS0 quiet panic=-1 gb.run=%s %s %s" % (
-            self.run, c.get("append", ""), self.append)
+        arch = ARCHES[c.get("arch", "amd64")]
+        append = "console=%s quiet panic=-1 gb.run=%s %s %s" % (
+            arch["console"], self.run, c.get("append", ""), self.append)
         args = [
-            "qemu-system-x86_64", "-machine", c["machine"], "-accel", self.accel,
+            arch["qemu"], "-machine", c["machine"], "-accel", self.accel,
             "-cpu", c["cpu"], "-smp", str(c["smp"]), "-m", str(c["mem"]),
             "-nographic", "-no-reboot", "-nodefaults", "-serial", "file:" + self.log,
             "-kernel", os.path.join(self.image_dir, "vmlinuz"),
@@ -143,6 +163,23 @@ class Guest:
             time.sleep(0.2)
         raise RuntimeError("%s: '%s' not seen on the console within %ds: %s" % (
             self.name, text, timeout, self.tail()))
+
+    def cpuinfo(self):
+        """The guest's /proc/cpuinfo as guest-init printed it on the console: one
+        {field: value} per processor."""
+        with open(self.log, errors="replace") as f:
+            text = f.read()
+        begin, end = "gb-init: cpuinfo begin\n", "gb-init: cpuinfo end"
+        if begin not in text or end not in text:
+            raise RuntimeError("%s: no cpuinfo on the console: %s" % (self.name, self.tail()))
+        body = text.split(begin, 1)[1].split(end, 1)[0].replace("\r", "")
+        cpus = []
+        for block in body.split("\n\n"):
+            fields = dict((k.strip(), v.strip()) for k, _, v in
+                          (line.partition(":") for line in block.splitlines() if ":" in line))
+            if fields:
+                cpus.append(fields)
+        return cpus
 
     def tail(self, n=2000):
         try:

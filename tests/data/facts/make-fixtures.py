@@ -466,6 +466,86 @@ def broken_garbage():
     t.finish()
 
 
+def arm_cpuinfo(ncpu, features, implementer, part, variant="0x0", revision=0):
+    return "\n".join("processor\t: %d\nBogoMIPS\t: 125.00\nFeatures\t: %s\n"
+                     "CPU implementer\t: %s\nCPU architecture: 8\nCPU variant\t: %s\n"
+                     "CPU part\t: %s\nCPU revision\t: %d\n"
+                     % (i, features, implementer, variant, part, revision)
+                     for i in range(ncpu))
+
+
+def hugepage_sizes(t, sizes_kb):
+    for kb in sizes_kb:
+        t.put("/sys/kernel/mm/hugepages/hugepages-%dkB/nr_hugepages" % kb, "0")
+
+
+def arm_qemu_max():
+    """qemu-system-aarch64 -M virt -cpu max under TCG, direct kernel boot: no DMI,
+    the device tree's root says linux,dummy-virt; MIDR implementer 0 part 'Q'.
+    Features in the kernel's order for the extensions QEMU 7.2's max model has."""
+    t = Tree("arm-qemu-max")
+    base(t, release="6.1.0-26-cloud-arm64", arch="aarch64",
+         clock=("arch_sys_counter", "arch_sys_counter"))
+    t.put("/proc/cpuinfo", arm_cpuinfo(
+        2, "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm "
+        "jscvt fcma lrcpc dcpop sha3 sm3 sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc "
+        "flagm ssbs sb paca pacg dcpodp sve2 sveaes svepmull svebitperm svesha3 svesm4 "
+        "flagm2 frint svei8mm svebf16 i8mm bf16 dgh rng bti", "0x00", "0x051"), newline=False)
+    t.put("/sys/firmware/devicetree/base/compatible", b"linux,dummy-virt\0")
+    t.put("/sys/firmware/devicetree/base/model", b"linux,dummy-virt\0")
+    # 4K base pages: contiguous-PTE 64K, PMD 2M, contiguous-PMD 32M, PUD 1G
+    hugepage_sizes(t, [64, 2048, 32768, 1048576])
+    t.finish(cpuid_unavailable=True)
+
+
+def arm_a57_xen():
+    """A Cortex-A57 (r1p0) Xen guest with a 64K-page kernel: the device tree's
+    hypervisor node names Xen."""
+    t = Tree("arm-a57-xen")
+    base(t, release="6.1.0-26-arm64-64k", arch="aarch64", ncpu=1,
+         clock=("arch_sys_counter", "arch_sys_counter"))
+    t.put("/proc/cpuinfo", arm_cpuinfo(1, "fp asimd evtstrm aes pmull sha1 sha2 crc32 cpuid",
+                                        "0x41", "0xd07", variant="0x1"), newline=False)
+    t.put("/sys/firmware/devicetree/base/compatible", b"xen,xenvm-4.17\0xen,xenvm\0")
+    t.put("/sys/firmware/devicetree/base/hypervisor/compatible", b"xen,xen-4.17\0xen,xen\0")
+    t.put("/sys/hypervisor/type", "xen")
+    # 64K base pages: contiguous-PTE 2M, PMD 512M, contiguous-PMD 16G
+    hugepage_sizes(t, [2048, 524288, 16777216])
+    t.finish(cpuid_unavailable=True)
+
+
+def arm_midr_sysfs():
+    """A kernel whose cpuinfo lost the MIDR lines: the register in sysfs names the
+    CPU (Neoverse-N1 r3p1, as on Graviton2 and Ampere Altra); /sys/hypervisor/type
+    holds something other than xen."""
+    t = Tree("arm-midr-sysfs")
+    base(t, release="6.1.0-26-cloud-arm64", arch="aarch64", ncpu=1,
+         clock=("arch_sys_counter", "arch_sys_counter"))
+    t.put("/proc/cpuinfo", "processor\t: 0\nBogoMIPS\t: 243.75\nFeatures\t: fp asimd "
+          "evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop "
+          "asimddp ssbs\n", newline=False)
+    t.put("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1", "0x00000000413fd0c1")
+    t.put("/sys/devices/system/cpu/cpu0/regs/identification/revidr_el1", "0x0000000000000000")
+    t.put("/sys/hypervisor/type", "acrn")
+    t.finish(cpuid_unavailable=True)
+
+
+def arm_broken():
+    """arm64 files with the wrong content: MIDR lines that do not parse, a sysfs
+    register that is not one, no Features line, a device tree with binary junk."""
+    t = Tree("arm-broken")
+    base(t, release="6.1.0-26-arm64", arch="aarch64", ncpu=1,
+         clock=("arch_sys_counter", "arch_sys_counter"))
+    t.put("/proc/cpuinfo", "processor\t: 0\nCPU implementer\t: 0xzz\nCPU variant\t: 0x0\n"
+          "CPU part\t: 0xd0c\nCPU revision\t: 1\n", newline=False)
+    t.put("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1", "0x1234567890abcdef")
+    t.put("/sys/firmware/devicetree/base/compatible", b"linux,dummy-\x01virt\0")
+    t.put("/sys/firmware/devicetree/base/hypervisor/compatible", b"no terminating NUL")
+    t.put("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "0")
+    t.mkdir("/sys/kernel/mm/hugepages/hugepages-lotskB")
+    t.finish(cpuid_unavailable=True)
+
+
 for make in (qemu64, cpu_host, virtio_scsi, nvme, numa, cdrom, aarch64, broken_missing,
-             broken_garbage):
+             broken_garbage, arm_qemu_max, arm_a57_xen, arm_midr_sysfs, arm_broken):
     make()

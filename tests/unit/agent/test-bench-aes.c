@@ -260,6 +260,49 @@ static void test_aes_cancel(void)
 	g_assert_cmpint(g_get_monotonic_time() - start, <, 150 * 1000 + 100 * 1000);
 }
 
+/* The capability masks OpenSSL obeys are reported as the environment sets them. */
+static void test_aes_capability_env(void)
+{
+	struct {
+		const char *ia32cap, *armcap;
+		const char *want; /* the member as JSON */
+	} cases[] = {
+		{ NULL, NULL, "{}" },
+		{ NULL, "0", "{\"OPENSSL_armcap\":\"0\"}" },
+		{ "~0x200000200000000", NULL, "{\"OPENSSL_ia32cap\":\"~0x200000200000000\"}" },
+		{ "0x1\x01", "0", "{\"OPENSSL_ia32cap\":null,\"OPENSSL_armcap\":\"0\"}" },
+	};
+	g_autofree char *huge = g_strnfill(257, '0');
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases) + 1; i++) {
+		g_autoptr(GError) error = NULL;
+		g_autoptr(JsonObject) res = NULL;
+		g_autoptr(JsonNode) node = json_node_new(JSON_NODE_OBJECT);
+		g_autofree char *got = NULL;
+		const char *ia32 = i < G_N_ELEMENTS(cases) ? cases[i].ia32cap : NULL;
+		const char *arm = i < G_N_ELEMENTS(cases) ? cases[i].armcap : huge;
+
+		if (ia32 != NULL)
+			g_setenv("OPENSSL_ia32cap", ia32, TRUE);
+		else
+			g_unsetenv("OPENSSL_ia32cap");
+		if (arm != NULL)
+			g_setenv("OPENSSL_armcap", arm, TRUE);
+		else
+			g_unsetenv("OPENSSL_armcap");
+		res = test_run("{\"seconds\": 0.1, \"sizes\": [16]}", &error);
+		g_assert_no_error(error);
+		json_node_set_object(node,
+		                     json_object_get_object_member(res, "openssl_capability_env"));
+		got = json_to_string(node, FALSE);
+		g_test_message("case %u: %s", i, got);
+		g_assert_cmpstr(
+		    got, ==, i < G_N_ELEMENTS(cases) ? cases[i].want : "{\"OPENSSL_armcap\":null}");
+	}
+	g_unsetenv("OPENSSL_ia32cap");
+	g_unsetenv("OPENSSL_armcap");
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -268,6 +311,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/bench/aes/validate-defaults", test_aes_validate_defaults);
 	g_test_add_func("/bench/aes/validate-bad", test_aes_validate_bad);
 	g_test_add_func("/bench/aes/run-small", test_aes_run_small);
+	g_test_add_func("/bench/aes/capability-env", test_aes_capability_env);
 	g_test_add_func("/bench/aes/run-variants", test_aes_run_variants);
 	g_test_add_func("/bench/aes/cancel", test_aes_cancel);
 	return g_test_run();

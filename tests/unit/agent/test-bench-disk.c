@@ -20,7 +20,11 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "gb-test-emulated.h"
 #include "guestbench-protocol.h"
+
+/* qemu 7.2 user mode leaves statx's stx_dio_*_align at 0: "no O_DIRECT". */
+#define NO_DIRECT_EMULATED "qemu-user gives no statx direct I/O alignment"
 
 #define MIB (1024 * 1024)
 
@@ -406,6 +410,8 @@ static void test_run_full(Fixture *f, gconstpointer data)
 		g_test_skip("/var/tmp is tmpfs here");
 		return;
 	}
+	if (gb_test_skip_if_emulated(NO_DIRECT_EMULATED))
+		return;
 	ctx_init(f, &ctx);
 	node = run_disk(
 	    f, &ctx, "{\"size\": 8388608, \"record_sizes\": [4096, 1048576], \"runs\": 1}", &error);
@@ -483,6 +489,8 @@ static void test_buffer_no_thp(Fixture *f, gconstpointer data)
 		g_test_skip("/var/tmp is tmpfs here");
 		return;
 	}
+	if (gb_test_skip_if_emulated(NO_DIRECT_EMULATED))
+		return;
 	g_assert_cmpint(prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0), ==, 0);
 	ctx_init(f, &ctx);
 	node = run_disk(f, &ctx,
@@ -595,6 +603,8 @@ static void test_cancel(Fixture *f, gconstpointer data)
 		g_test_skip("/var/tmp is tmpfs here");
 		return;
 	}
+	if (gb_test_skip_if_emulated(NO_DIRECT_EMULATED))
+		return;
 	thread = g_thread_new("disk", run_thread, &t);
 	/* wait until the write pass is under way, then cancel */
 	for (guint i = 0; i < 5000 && !started; i++) {
@@ -696,6 +706,8 @@ static void test_sigkill(Fixture *f, gconstpointer data)
 		g_test_skip("/var/tmp is tmpfs here");
 		return;
 	}
+	if (gb_test_skip_if_emulated("a spawned aarch64 child needs binfmt_misc"))
+		return;
 	g_spawn_async(NULL, (char **)argv, envp, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
 	              &error);
 	g_assert_no_error(error);

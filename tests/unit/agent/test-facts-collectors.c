@@ -7,8 +7,9 @@
 #include "gb-isa.h"
 
 static const char *const fixtures[] = {
-	"kvm-host-model", "qemu64", "cpu-host", "virtio-scsi",    "nvme",
-	"numa",           "cdrom",  "aarch64",  "broken-missing", "broken-garbage",
+	"kvm-host-model", "qemu64",      "cpu-host",       "virtio-scsi",    "nvme",
+	"numa",           "cdrom",       "aarch64",        "broken-missing", "broken-garbage",
+	"arm-qemu-max",   "arm-a57-xen", "arm-midr-sysfs", "arm-broken",
 };
 
 /* The whole reply against TREE.expected.json: every member, every error. */
@@ -53,7 +54,9 @@ static void test_cpu(void)
 		  "KVMKVMKVM", "cpuid", "hypervisor,aes,avx,avx2" },
 		{ "kvm-host-model", "AMD EPYC", "AuthenticAMD", 2, "bhyve", "bhyve bhyve ", "cpuid",
 		  "hypervisor,aes,pclmulqdq,avx,avx2,vaes,vpclmulqdq,sha" },
-		{ "aarch64", NULL, "ARM", 2, "KVM", NULL, "dmi", NULL },
+		{ "aarch64", "Neoverse-N1", "ARM", 2, "KVM", NULL, "dmi", NULL },
+		{ "arm-qemu-max", "QEMU max", "0x00", 2, "QEMU", NULL, "device-tree", NULL },
+		{ "arm-a57-xen", "Cortex-A57", "ARM", 1, "Xen", NULL, "device-tree", NULL },
 		{ "broken-missing", NULL, NULL, -1, NULL, NULL, "cpuid", "hypervisor" },
 		{ "broken-garbage", NULL, NULL, -1, "Evil\\x01Hv\\x5c\\x7f",
 		  "Evil\\x01Hv\\x5c\\x7f", "cpuid", "hypervisor,aes" },
@@ -555,7 +558,8 @@ static void test_broken(void)
 		  "cpu.flags cpu.isa_level cpu.model_name cpu.topology cpu.vendor "
 		  "cpu.vulnerabilities memory.hugepages.free "
 		  "memory.hugepages.size_bytes memory.hugepages.total memory.numa.nodes "
-		  "memory.thp memory.total_bytes net.eth0.driver net.eth0.mtu net.eth0.rx_queues "
+		  "memory.page_size_bytes memory.thp memory.total_bytes net.eth0.driver "
+		  "net.eth0.mtu net.eth0.rx_queues "
 		  "net.eth0.tx_queues os.kernel_release os.pretty_name steal" },
 		{ "broken-garbage",
 		  "block.abs block.evil block.vda.logical_block_size block.vda.model "
@@ -566,7 +570,8 @@ static void test_broken(void)
 		  "cpu.vendor cpu.vulnerabilities.a_directory cpu.vulnerabilities.huge "
 		  "cpu.vulnerabilities.mds cpu.vulnerabilities.two_lines memory.hugepages.free "
 		  "memory.hugepages.size_bytes memory.hugepages.total "
-		  "memory.numa.node0.cpus memory.numa.node0.memory_bytes memory.thp "
+		  "memory.numa.node0.cpus memory.numa.node0.memory_bytes memory.page_size_bytes "
+		  "memory.thp "
 		  "memory.total_bytes net.eth0.mtu net.eth0.rx_queues net.eth0.speed_mbps "
 		  "net.eth0.tx_queues net.loop1 net.loop2 os.kernel_release os.pretty_name "
 		  "steal" },

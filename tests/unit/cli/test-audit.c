@@ -370,6 +370,29 @@ static void test_vulnerable(void)
 	assert_finding(tuned, "CPU-VULNERABLE", "cpu", CLI_LEVEL_PASS);
 }
 
+static void test_vulnerable_aarch64(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("legacy-qemu64.json");
+	JsonObject *facts = fixture_object(node);
+	JsonObject *cpu = member_object(facts, "cpu");
+	g_autoptr(GPtrArray) findings = NULL;
+	CliFinding *f;
+
+	/* the kernel's words are the same on arm64, the x86 CPU bits behind them are not */
+	json_object_set_string_member(cpu, "architecture", "aarch64");
+	json_object_set_null_member(cpu, "cpuid");
+	findings = cli_audit_run(facts);
+	dump(findings);
+	f = assert_finding(findings, "CPU-VULNERABLE", "cpu/spec_store_bypass", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "(no CPU-model cause known)");
+	g_assert_null(strstr(f->hint, "ssbd"));
+	g_assert_null(strstr(f->hint, "microcode"));
+	assert_contains(f->hint, "firmware");
+	f = assert_finding(findings, "CPU-VULNERABLE", "cpu/mds", CLI_LEVEL_NOTE);
+	g_assert_null(strstr(f->hint, "md-clear"));
+	g_assert_cmpuint(count_rule(findings, "CPU-VULNERABLE", CLI_LEVEL_WARN), ==, 0);
+}
+
 static void test_vulnerable_bad_values(void)
 {
 	g_autoptr(JsonNode) node =
@@ -661,9 +684,14 @@ static void test_aarch64(void)
 	const char *const arm_no_pmull[] = { "fp", "asimd", "aes", NULL };
 	CliFinding *f;
 
+	const char *const missing_v81[] = { "atomics", "asimdrdm", NULL };
+	CliAuditRequire require_v3 = { .isa_level = 3 };
+
 	json_object_set_string_member(cpu, "architecture", "aarch64");
 	json_object_set_null_member(cpu, "cpuid");
-	json_object_set_null_member(cpu, "model_name");
+	json_object_set_string_member(cpu, "model_name", "Cortex-A57");
+	json_object_set_string_member(cpu, "isa_level", "armv8-a");
+	json_object_set_array_member(cpu, "isa_missing", strv_to_array(missing_v81));
 	json_object_set_array_member(cpu, "flags", strv_to_array(arm_flags));
 	{
 		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
@@ -672,13 +700,63 @@ static void test_aarch64(void)
 		/* x86 extension names mean nothing here */
 		assert_no_finding(findings, "CPU-MISSING-SIMD", NULL);
 		assert_no_finding(findings, "CPU-NESTED-EXPOSED", NULL);
-		g_assert_cmpint(cli_audit_worst(findings), ==, CLI_LEVEL_PASS);
+		f = assert_finding(findings, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_NOTE);
+		assert_contains(f->detail, "ISA level armv8-a (armv8.1-a lacks atomics, asimdrdm");
+		assert_finding(findings, "CPU-LEGACY-MODEL", "cpu", CLI_LEVEL_PASS);
+		assert_finding(findings, "FACTS-ERRORS", "facts", CLI_LEVEL_PASS);
+		g_assert_cmpint(cli_audit_worst(findings), ==, CLI_LEVEL_NOTE);
 	}
+	/* an x86-64 level required of the fleet says nothing about an arm64 guest */
+	{
+		g_autoptr(CliFacts) model = cli_facts_new(facts);
+		g_autoptr(GPtrArray) findings = cli_audit_run_require(model, &require_v3);
+		f = assert_finding(findings, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_NOTE);
+		assert_contains(f->detail, "the required x86-64-v3 applies to x86 guests only");
+	}
+	/* an x86 level name on an arm64 guest is a lie: noted, not judged */
+	json_object_set_string_member(cpu, "isa_level", "x86-64-v3");
+	{
+		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+		assert_no_finding(findings, "CPU-ISA-LEVEL", NULL);
+		assert_finding(findings, "FACTS-ERRORS", "cpu.isa_level", CLI_LEVEL_NOTE);
+	}
+	json_object_set_string_member(cpu, "isa_level", "armv8-a");
 	json_object_set_array_member(cpu, "flags", strv_to_array(arm_no_pmull));
 	{
 		g_autoptr(GPtrArray) findings = cli_audit_run(facts);
 		f = assert_finding(findings, "CPU-NO-AESNI", "cpu", CLI_LEVEL_FAIL);
 		assert_contains(f->detail, "no pmull");
+		assert_contains(f->detail, "software path");
+		assert_contains(f->hint, "Crypto Extensions");
+	}
+	/* QEMU named by the device tree: TCG only when the CPU is QEMU's own max */
+	{
+		JsonObject *hv = member_object(cpu, "hypervisor");
+
+		json_object_set_string_member(hv, "vendor", "QEMU");
+		json_object_set_null_member(hv, "signature");
+		json_object_set_string_member(hv, "source", "device-tree");
+		{
+			g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+			f = assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_NOTE);
+			assert_contains(f->detail, "whether KVM or TCG runs it is not visible");
+		}
+		/* arm64 Nitro instances: DMI only, a KVM-based hypervisor */
+		json_object_set_string_member(hv, "vendor", "Amazon EC2");
+		json_object_set_string_member(hv, "source", "dmi");
+		{
+			g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+			f = assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_PASS);
+			assert_contains(f->detail, "hardware-accelerated hypervisor Amazon EC2");
+		}
+		json_object_set_string_member(hv, "vendor", "QEMU");
+		json_object_set_string_member(hv, "source", "device-tree");
+		json_object_set_string_member(cpu, "model_name", "QEMU max");
+		{
+			g_autoptr(GPtrArray) findings = cli_audit_run(facts);
+			f = assert_finding(findings, "CPU-HYPERVISOR", "cpu", CLI_LEVEL_WARN);
+			assert_contains(f->detail, "only TCG presents");
+		}
 	}
 	/* an architecture with other names for everything: not judged */
 	json_object_set_string_member(cpu, "architecture", "s390x");
@@ -1265,6 +1343,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/audit/isa-level-bad-values", test_isa_level_bad_values);
 	g_test_add_func("/audit/required-flags", test_required_flags);
 	g_test_add_func("/audit/vulnerable", test_vulnerable);
+	g_test_add_func("/audit/vulnerable-aarch64", test_vulnerable_aarch64);
 	g_test_add_func("/audit/vulnerable-bad-values", test_vulnerable_bad_values);
 	g_test_add_func("/audit/require-parse", test_require_parse);
 	g_test_add_func("/audit/csv", test_csv);

@@ -24,11 +24,10 @@ static JsonNode *load_fixture(const char *name)
 }
 
 /* Every guest of a saved facts document; the tag is the name's part before '-'. */
-static CliCensus *census_of(const char *fixture, gboolean tags)
+static void census_add_fixture(CliCensus *census, const char *fixture, gboolean tags)
 {
 	g_autoptr(JsonNode) root = load_fixture(fixture);
 	JsonArray *guests = NULL;
-	CliCensus *census = cli_census_new();
 
 	g_assert_true(gb_json_get_array(json_node_get_object(root), "guests", GB_JSON_REQUIRED,
 	                                &guests, NULL));
@@ -46,6 +45,13 @@ static CliCensus *census_of(const char *fixture, gboolean tags)
 		cli_census_add(census, name, fixture, tags ? tag_list : NULL,
 		               json_node_get_object(result));
 	}
+}
+
+static CliCensus *census_of(const char *fixture, gboolean tags)
+{
+	CliCensus *census = cli_census_new();
+
+	census_add_fixture(census, fixture, tags);
 	return census;
 }
 
@@ -366,6 +372,160 @@ static void test_census_qemu_malformed(void)
 	g_assert_nonnull(strstr(error->message, "name"));
 }
 
+/* x86 and arm64 guests in one census: nothing compared across architectures. */
+static void test_census_mixed(void)
+{
+	g_autoptr(CliCensus) c = census_of("fleet-mixed.json", TRUE);
+	const CliAuditRequire require = { .isa_level = 3 };
+	const CliCensusArch *x86, *arm;
+	const CliCensusGroup *g;
+
+	cli_census_finish(c, FALSE, &require);
+	g_assert_cmpuint(c->n_counted, ==, 9);
+	g_assert_cmpuint(c->n_problems, ==, 0);
+	g_assert_cmpuint(c->archs->len, ==, 2);
+	/* most guests first: arm-5 says arm64, the same architecture */
+	arm = g_ptr_array_index(c->archs, 0);
+	x86 = g_ptr_array_index(c->archs, 1);
+	g_assert_cmpstr(arm->arch, ==, "aarch64");
+	g_assert_cmpuint(arm->n_guests, ==, 5);
+	g_assert_cmpstr(x86->arch, ==, "x86_64");
+	g_assert_cmpuint(x86->n_guests, ==, 4);
+	/* baselines per architecture, not the (empty) intersection of both */
+	g_assert_true(has(arm->baseline, "pmull") && has(arm->baseline, "crc32"));
+	g_assert_false(has(arm->baseline, "atomics"));
+	g_assert_true(has(x86->baseline, "sse4_2") && !has(x86->baseline, "avx2"));
+	g_assert_false(has(c->baseline, "aes") && has(c->baseline, "pmull"));
+	/* lowest per architecture; no fleet-wide level */
+	g_assert_cmpuint(arm->lowest_level, ==, 80);
+	g_assert_cmpuint(arm->lowest->len, ==, 1);
+	g_assert_cmpstr(((CliCensusGuest *)g_ptr_array_index(arm->lowest, 0))->name, ==, "arm-4");
+	g_assert_cmpuint(x86->lowest_level, ==, 2);
+	g_assert_cmpstr(((CliCensusGuest *)g_ptr_array_index(x86->lowest, 0))->name, ==, "web-4");
+	g_assert_cmpuint(c->lowest_level, ==, 0);
+	g_assert_cmpuint(c->lowest->len, ==, 0);
+	/* a group lacks only what its own architecture has */
+	g = g_ptr_array_index(c->groups, 0);
+	g_assert_cmpstr(g->model, ==, "Neoverse-N1");
+	g_assert_cmpuint(g->guests->len, ==, 4);
+	g_assert_cmpuint(g_strv_length(g->lacks), ==, 0);
+	for (guint i = 0; i < c->groups->len; i++) {
+		g = g_ptr_array_index(c->groups, i);
+		if (g_str_equal(g->model, "Westmere")) {
+			g_autofree char *lacks = g_strjoinv(" ", g->lacks);
+			g_assert_cmpstr(lacks, ==, "avx avx2");
+		}
+	}
+	/* outliers within each architecture's majority */
+	g_assert_cmpstr(find_guest(c, "arm-4")->outlier, ==,
+	                "model differs from the majority of the fleet's aarch64 guests "
+	                "(Neoverse-N1)");
+	g_assert_cmpstr(find_guest(c, "web-4")->outlier, ==,
+	                "model differs from the majority of the fleet's x86_64 guests "
+	                "(Intel Xeon Processor (Icelake))");
+	g_assert_null(find_guest(c, "arm-1")->outlier);
+	/* x86-64-v3 is required of x86 guests only */
+	g_assert_cmpstr(find_guest(c, "web-4")->require, ==,
+	                "x86-64-v2 is below the required x86-64-v3");
+	g_assert_null(find_guest(c, "arm-4")->require);
+	g_assert_cmpuint(c->n_require_failed, ==, 1);
+	/* one scope per architecture */
+	g_assert_cmpuint(c->scopes->len, ==, 2);
+	g_assert_cmpstr(((CliCensusScope *)g_ptr_array_index(c->scopes, 0))->arch, ==, "aarch64");
+}
+
+/* Arm levels are no chain: the lowest is what every guest reaches, maybe held by none. */
+static void test_census_arm_meet(void)
+{
+	const char *const levels[] = { "armv8.6-a", "armv9-a", "armv9.1-a" };
+	g_autoptr(CliCensus) c = cli_census_new();
+	const CliCensusArch *arm;
+	g_autofree char *name85 = cli_census_level_name(85);
+
+	for (guint i = 0; i < G_N_ELEMENTS(levels); i++) {
+		g_autofree char *name = g_strdup_printf("g%u", i);
+		g_autofree char *doc = g_strdup_printf(
+		    "{\"cpu\": {\"architecture\": \"aarch64\", \"model_name\": \"m\", "
+		    "\"isa_level\": \"%s\", \"flags\": [\"fp\"]}}",
+		    levels[i]);
+		g_autoptr(JsonNode) node = gb_json_parse(doc, strlen(doc), NULL);
+
+		cli_census_add(c, name, "test", NULL, json_node_get_object(node));
+	}
+	cli_census_finish(c, FALSE, NULL);
+	arm = g_ptr_array_index(c->archs, 0);
+	g_assert_cmpuint(c->n_counted, ==, 3);
+	g_assert_cmpuint(arm->lowest_level, ==, 85);
+	g_assert_cmpuint(arm->lowest->len, ==, 0);
+	g_assert_cmpuint(c->lowest_level, ==, 85);
+	g_assert_cmpstr(name85, ==, "armv8.5-a");
+}
+
+/* Levels and architectures the census cannot place: a problem each, not a guess. */
+static void test_census_arch_problems(void)
+{
+	struct {
+		const char *arch, *level, *problem;
+	} cases[] = {
+		{ "aarch64", "armv8.9-a", "cpu.isa_level is not armv8-a..armv9.3-a" },
+		{ "aarch64", "x86-64-v3", "cpu.isa_level is not armv8-a..armv9.3-a" },
+		{ "x86_64", "armv8-a", "cpu.isa_level is not x86-64-v1..x86-64-v4" },
+		{ "riscv64", "rv64gc",
+		  "cpu.architecture riscv64 has no ISA levels known to the census" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(CliCensus) c = cli_census_new();
+		g_autofree char *doc =
+		    g_strdup_printf("{\"cpu\": {\"architecture\": \"%s\", \"model_name\": \"m\", "
+		                    "\"isa_level\": \"%s\", \"flags\": [\"fp\"]}}",
+		                    cases[i].arch, cases[i].level);
+		g_autoptr(JsonNode) node = gb_json_parse(doc, strlen(doc), NULL);
+
+		cli_census_add(c, "g", "test", NULL, json_node_get_object(node));
+		cli_census_finish(c, FALSE, NULL);
+		g_assert_cmpuint(c->n_problems, ==, 1);
+		g_assert_cmpstr(find_guest(c, "g")->problem, ==, cases[i].problem);
+	}
+}
+
+/* The host's QEMU models are x86's: a mixed fleet's aarch64 scopes get none. */
+static void test_census_qemu_mixed(void)
+{
+	/* fleet12's x86 guests (a model covers their baseline), fleet-mixed's arm ones */
+	g_autoptr(CliCensus) c = census_of("fleet12.json", FALSE);
+	g_autoptr(JsonNode) root = load_fixture("fleet-mixed.json");
+	JsonArray *guests = json_object_get_array_member(json_node_get_object(root), "guests");
+	guint x86 = 0, arm = 0;
+
+	for (guint i = 0; i < json_array_get_length(guests); i++) {
+		JsonObject *g = json_array_get_object_element(guests, i);
+		const char *name = json_object_get_string_member(g, "name");
+
+		if (g_str_has_prefix(name, "arm-"))
+			cli_census_add(c, name, "fleet-mixed.json", NULL,
+			               json_object_get_object_member(g, "result"));
+	}
+	census_set_qemu_capture(c, NULL);
+	cli_census_finish(c, FALSE, NULL);
+	g_assert_cmpuint(c->scopes->len, ==, 2);
+	for (guint i = 0; i < c->scopes->len; i++) {
+		const CliCensusScope *s = g_ptr_array_index(c->scopes, i);
+
+		if (g_strcmp0(s->arch, "x86_64") == 0) {
+			g_assert_nonnull(s->qemu_model);
+			x86++;
+		} else {
+			g_assert_cmpstr(s->arch, ==, "aarch64");
+			g_assert_null(s->qemu_model);
+			g_assert_null(s->qemu_beyond);
+			arm++;
+		}
+	}
+	g_assert_cmpuint(x86, ==, 1);
+	g_assert_cmpuint(arm, ==, 1);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -379,5 +539,9 @@ int main(int argc, char **argv)
 	g_test_add_func("/census/qemu/models", test_census_qemu_models);
 	g_test_add_func("/census/qemu/none-covers", test_census_qemu_none_covers);
 	g_test_add_func("/census/qemu/malformed", test_census_qemu_malformed);
+	g_test_add_func("/census/mixed", test_census_mixed);
+	g_test_add_func("/census/arm-meet", test_census_arm_meet);
+	g_test_add_func("/census/arch-problems", test_census_arch_problems);
+	g_test_add_func("/census/qemu/mixed", test_census_qemu_mixed);
 	return g_test_run();
 }

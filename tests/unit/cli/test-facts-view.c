@@ -441,6 +441,25 @@ static void test_sections(void)
 	g_assert_cmpstr(missing->str, ==, "g\n  disks        unknown\n  agent        unknown\n");
 }
 
+/* An aarch64 guest: the flags that matter there, not x86 names that are always absent. */
+static void test_table_arm64(void)
+{
+	g_autoptr(JsonNode) node = load_fixture("legacy-qemu64.json");
+	g_autoptr(GString) out = g_string_new(NULL);
+	JsonObject *cpu = json_object_get_object_member(json_node_get_object(node), "cpu");
+	JsonArray *flags = json_array_new();
+	const char *const names[] = { "fp", "asimd", "aes", "pmull", "sha2", "atomics", "sve" };
+
+	for (guint i = 0; i < G_N_ELEMENTS(names); i++)
+		json_array_add_string_element(flags, names[i]);
+	json_object_set_array_member(cpu, "flags", flags);
+	json_object_set_string_member(cpu, "architecture", "aarch64");
+	cli_facts_render_table(out, "arm", json_node_get_object(node), FALSE);
+	assert_contains(out->str, "  flags        aes:present pmull:present sha2:present "
+	                          "sha512:absent atomics:present sve:present sve2:absent\n");
+	g_assert_null(strstr(out->str, "pclmulqdq"));
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -451,6 +470,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/facts-view/text-truncate", test_text_truncate);
 	g_test_add_func("/facts-view/table-tuned", test_table_tuned);
 	g_test_add_func("/facts-view/table-legacy", test_table_legacy);
+	g_test_add_func("/facts-view/table-arm64", test_table_arm64);
 	g_test_add_func("/facts-view/table-numa", test_table_numa);
 	g_test_add_func("/facts-view/table-errors", test_table_errors);
 	g_test_add_func("/facts-view/hostile-strings", test_hostile_strings);
