@@ -43,6 +43,9 @@ Domain(lab, kind, name)
       "qga"   only the qemu-ga channel; qemu-ga runs in the guest and
               /usr/bin/guestbench-agent is in the guest for guest-exec
       "off"   defined, never started
+      "hostile" guestbench channel, path chosen by libvirt; the guest runs no
+              agent but guest-init's hostile responder (gb.run=hostile: sync and
+              ping answered, every gb-get-facts poisoned, see guest-init)
     Methods: define(), start(), state() ("running", "shut off", ...),
     live_xml(), channel_path(name), ping() (guest-sync-delimited + guest-ping
     over the guestbench channel, and `virsh qemu-agent-command` guest-ping
@@ -68,7 +71,10 @@ User(lab)
     directory; run(argv, env=) runs argv as that user with a clean
     environment. close() kills its processes by PID and removes it.
 
-VirtLab(image_dir, kinds=KINDS, odd_kind="auto", remote=True, user=True)
+VirtLab(image_dir, kinds=KINDS, odd_kind="auto", remote=True, user=True,
+        hostile=False)
+    With hostile=True, `hostile` is a further domain of kind "hostile", booted
+    with the others but not one of all_domains() (the honest ones).
     up() starts all of the above, removes the domains of earlier runs that
     were killed before their cleanup (`swept`), defines every domain, starts the running
     kinds together and waits until each answers (bounded by BOOT_TIMEOUT);
@@ -399,9 +405,10 @@ class Domain:
         self.defined = False
 
     def xml(self):
-        run_what = {"bind": "both", "auto": "agent", "qga": "qga", "off": "agent"}[self.kind]
+        run_what = {"bind": "both", "auto": "agent", "qga": "qga", "off": "agent",
+                    "hostile": "hostile"}[self.kind]
         channels = []
-        if self.kind in ("bind", "auto", "off"):
+        if self.kind in ("bind", "auto", "off", "hostile"):
             src = ("<source mode='bind' path=%s/>" % quoteattr(self.sock)) if self.sock else ""
             channels.append("<channel type='unix'>%s<target type='virtio' name='%s'/>"
                             "</channel>" % (src, GUESTBENCH_CHANNEL))
@@ -714,7 +721,8 @@ def sweep_stale():
 # ---- the lab ------------------------------------------------------------------------------
 
 class VirtLab:
-    def __init__(self, image_dir, kinds=KINDS, odd_kind="auto", remote=True, user=True):
+    def __init__(self, image_dir, kinds=KINDS, odd_kind="auto", remote=True, user=True,
+                 hostile=False):
         # world-readable so that libvirt-qemu reaches the kernel, disks and sockets
         self.tmp = tempfile.mkdtemp(prefix="gb-virtlab-")
         os.chmod(self.tmp, 0o755)
@@ -742,6 +750,7 @@ class VirtLab:
         self.user = User(self) if user else None
         self.domains = {k: Domain(self, k) for k in kinds}
         self.odd = Domain(self, odd_kind, ODD_NAME) if odd_kind else None
+        self.hostile = Domain(self, "hostile") if hostile else None
         self.timings = {}
         self.swept = []
         self.polkit_note = None  # why non-root access cannot work here, if it cannot
@@ -756,6 +765,10 @@ class VirtLab:
 
     def all_domains(self):
         return list(self.domains.values()) + ([self.odd] if self.odd else [])
+
+    def every_domain(self):
+        """all_domains() and the hostile one."""
+        return self.all_domains() + ([self.hostile] if self.hostile else [])
 
     def _phase(self, name, fn):
         t0 = time.monotonic()
@@ -775,8 +788,8 @@ class VirtLab:
             # ran before this bus existed never asks polkit
             self.polkit_note = ("the machine's libvirtd started before the system D-Bus "
                                 "ran (restart it with the bus running)")
-        self._phase("define", lambda: [d.define() for d in self.all_domains()])
-        running = [d for d in self.all_domains() if d.kind != "off"]
+        self._phase("define", lambda: [d.define() for d in self.every_domain()])
+        running = [d for d in self.every_domain() if d.kind != "off"]
         self._phase("start", lambda: in_parallel(Domain.start, running))
         if self.remote:
             self._phase("remote", self.remote.start)
@@ -804,7 +817,7 @@ class VirtLab:
         if self.closed:
             return
         self.closed = True
-        for d in self.all_domains():
+        for d in self.every_domain():
             try:
                 d.destroy()
                 d.undefine()
