@@ -3,11 +3,11 @@
 the slow part, so every libvirt check shares it): a real libvirtd (the
 machine's, or one started here), TCG domains of the e2e guest with a bound
 guestbench channel, a libvirt-chosen one, qemu-ga only, one shut off and one
-with an odd name; the hypervisor through qemu+ssh from a process that cannot
+with an odd name, a hostile one (guest-init's poisoned replies); the hypervisor through qemu+ssh from a process that cannot
 see its files; a non-root libvirt-group user.
 
 The lab is first proven with virsh alone (lab_cases), then the CLI is checked
-against it (libvirt_cli.py, libvirt_hostview.py), and last libvirtd is
+against it (libvirt_cli.py, libvirt_hostile.py, libvirt_hostview.py), and last libvirtd is
 restarted, in the middle of a fleet run too (restart_cases). Prints TAP, with
 how long the lab took to come up; skips without root or libvirt.
 """
@@ -25,6 +25,7 @@ import fleet  # noqa: E402
 import virtlab  # noqa: E402
 from gbclient import Session  # noqa: E402
 import libvirt_cli  # noqa: E402
+import libvirt_hostile  # noqa: E402
 import libvirt_hostview  # noqa: E402
 
 AGENT = os.environ.get("GB_AGENT", "")
@@ -174,7 +175,7 @@ def main():
     t0 = time.monotonic()
     image = fleet.build_image(work, [AGENT, QEMU_GA, "/usr/bin/openssl"])
     diag("guest image: %.1f s" % (time.monotonic() - t0))
-    lab = virtlab.VirtLab(image)
+    lab = virtlab.VirtLab(image, hostile=True)
     try:
         try:
             lab.up()
@@ -186,7 +187,8 @@ def main():
                                    else "the machine's own"))
             diag("lab up in %.1f s (%s)" % (lab.timings["total"], ", ".join(
                 "%s %.1f s" % kv for kv in lab.timings.items() if kv[0] != "total")))
-            for part in (lab_cases, libvirt_cli.cases, libvirt_hostview.cases, restart_cases):
+            for part in (lab_cases, libvirt_cli.cases, libvirt_hostile.cases,
+                         libvirt_hostview.cases, restart_cases):
                 try:
                     part(lab)
                 except Exception as e:  # noqa: BLE001
