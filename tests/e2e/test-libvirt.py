@@ -189,11 +189,14 @@ def main():
                 "%s %.1f s" % kv for kv in lab.timings.items() if kv[0] != "total")))
             for part in (lab_cases, libvirt_cli.cases, libvirt_hostile.cases,
                          libvirt_hostview.cases, restart_cases):
+                t1 = time.monotonic()
                 try:
                     part(lab)
                 except Exception as e:  # noqa: BLE001
                     check("the checks of %s.%s ran through" % (part.__module__, part.__name__),
                           False, "%s: %s" % (type(e).__name__, e))
+                diag("%s.%s: %.1f s" % (part.__module__, part.__name__,
+                                         time.monotonic() - t1))
     finally:
         t1 = time.monotonic()
         lab.close()
