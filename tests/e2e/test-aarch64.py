@@ -152,6 +152,37 @@ def test_bench_aes(g):
         print("# bench aes %s: %s B/s at 16 B, %s B/s at 16 KiB" % (name, small, big))
 
 
+def test_require_level(g):
+    """--require-level armv8.1-a: the a57 (armv8-a, no LSE atomics) is below it, max is not."""
+    a57, mx = g["arm-a57"].sock, g["arm-max"].sock
+    r = cli("--format", "json", "--timeout", "120", "audit", "--require-level",
+            "x86-64-v3,armv8.1-a", a57, mx)
+    doc = json_out(r)
+    isa = {x["name"]: [f for f in findings(x) if f["rule"] == "CPU-ISA-LEVEL"]
+           for x in (doc or {}).get("guests", [])}
+    check("audit --require-level x86-64-v3,armv8.1-a: the cortex-a57 guest FAILs, exit 1",
+          r.returncode == 1 and len(isa.get(a57, [])) == 1 and isa[a57][0]["level"] == "FAIL" and
+          isa[a57][0]["detail"].startswith("ISA level armv8-a does not reach the required "
+                                           "armv8.1-a: lacks atomics"),
+          (r.returncode, r.stderr[-600:], isa.get(a57)))
+    check("audit --require-level x86-64-v3,armv8.1-a: the max guest reaches it, x86 not applied",
+          len(isa.get(mx, [])) == 1 and isa[mx][0]["level"] == "NOTE" and
+          "; required armv8.1-a; the required x86-64-v3 applies to x86 guests only" in
+          isa[mx][0]["detail"], isa.get(mx))
+    r = cli("--format", "json", "--timeout", "120", "census", "--require-level", "armv8.1-a",
+            a57, mx)
+    doc = json_out(r) or {}
+    req = {x["name"]: x.get("require") for x in doc.get("guests", [])}
+    check("census --require-level armv8.1-a: the cortex-a57 guest lacks atomics, exit 1",
+          r.returncode == 1 and req.get(mx, "absent") is None and
+          (req.get(a57) or "").startswith("armv8-a does not reach the required armv8.1-a "
+                                          "(lacks atomics"),
+          (r.returncode, req, r.stderr[-600:]))
+    r = cli("--timeout", "120", "census", "--require-level", "armv8-a", a57, mx)
+    check("census --require-level armv8-a: both guests reach it, exit 0", r.returncode == 0,
+          (r.returncode, r.stdout[-600:], r.stderr[-600:]))
+
+
 def bench_json(*args):
     """Runs bench --format json on one guest: (exit status, its result or None, stderr)."""
     r = cli("--format", "json", "--timeout", "300", "bench", *args, "--no-save", timeout=600)
@@ -313,6 +344,7 @@ def main():
             g = {x.name: x for x in fl.guests}
             for name, step in (("facts", lambda: test_facts(g)),
                                ("audit", lambda: test_audit(g)),
+                               ("require level", lambda: test_require_level(g)),
                                ("bench aes", lambda: test_bench_aes(g)),
                                ("bench disk, mem, net",
                                 lambda: test_bench_disk_mem_net(g["arm-max"], hostport)),
