@@ -95,6 +95,15 @@ def test_facts(g):
         page = (facts[name].get("memory") or {}).get("page_size_bytes")
         check("%s: memory.page_size_bytes 4096, the KernelPageSize on the guest's console" % name,
               page == x.page_size() == 4096, (page, x.page_size()))
+    # the table shows the same MIDR and page size
+    r = cli("--timeout", "120", "facts", g["arm-a57"].sock)
+    info = g["arm-a57"].cpuinfo()[0]
+    want = "  midr         implementer %s, variant %s, part %s, revision %s (from cpuinfo)\n" % (
+        info.get("CPU implementer"), info.get("CPU variant"), info.get("CPU part"),
+        info.get("CPU revision"))
+    check("arm-a57: the facts table shows the console's MIDR and 4 KiB pages",
+          r.returncode == 0 and want in r.stdout and "  page size    4 KiB\n" in r.stdout,
+          (want, r.stdout[-1500:], r.stderr[-300:]))
     check("arm-max: -cpu max has sve, sve2 and atomics",
           {"sve", "sve2", "atomics"} <= flags["arm-max"], sorted(flags["arm-max"]))
     check("arm-a57: cortex-a57 has aes and pmull, no sve, no atomics",
