@@ -411,6 +411,8 @@ static void test_isa_level_arm_lacks(void)
 		  "dcpop,jscvt,fcma,lrcpc,paca,pacg,dit,uscat,"
 		  "ilrcpc,flagm,sb,dcpodp,flagm2,frint,bti" },
 		{ "atomics", 80, "" },
+		/* not a level: nothing asked, nothing lacking */
+		{ "", 0, "" },
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
