@@ -277,3 +277,17 @@ guint gb_isa_arm_level_meet(guint a, guint b)
 		return GB_ISA_ARM_V9 + minor - ISA_ARM_V9_BASE;
 	return GB_ISA_ARM_V8 + minor;
 }
+
+GPtrArray *gb_isa_arm_level_lacks(const char *const *hwcaps, guint level)
+{
+	GPtrArray *missing = g_ptr_array_new_with_free_func(g_free);
+	guint minor = level >= GB_ISA_ARM_V9   ? level - GB_ISA_ARM_V9 + ISA_ARM_V9_BASE
+	              : level >= GB_ISA_ARM_V8 ? level - GB_ISA_ARM_V8
+	                                       : 0;
+
+	for (guint m = 1; m <= minor && m <= ISA_ARM_V8_MAX; m++)
+		isa_arm_lacks(hwcaps, m, missing);
+	if (level >= GB_ISA_ARM_V9 && !isa_strv_has(hwcaps, "sve2"))
+		g_ptr_array_add(missing, g_strdup("sve2"));
+	return missing;
+}

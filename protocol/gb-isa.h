@@ -66,5 +66,10 @@ char *gb_isa_arm_level_name(guint level);
 gboolean gb_isa_arm_level_parse(const char *name, guint *level);
 /* The highest level that both a and b include (Armv8.6 and Armv9.0 meet at Armv8.5). */
 guint gb_isa_arm_level_meet(guint a, guint b);
+/*
+ * What of level's mandatory hwcaps (every Armv8 step up to it, and sve2 for
+ * Armv9.N) hwcaps lacks, in table order: empty when hwcaps reach level.
+ */
+GPtrArray *gb_isa_arm_level_lacks(const char *const *hwcaps, guint level);
 
 G_END_DECLS

@@ -42,12 +42,28 @@ typedef struct {
  * --require-flags, or the inventory's require_level=, require_flags=).
  */
 typedef struct {
-	guint isa_level; /* 1..4 for x86-64-v1..v4; 0: nothing required */
+	guint isa_level; /* 1..4 for x86-64-v1..v4, of x86 guests; 0: nothing required */
 	char **flags;    /* NULL-terminated cpuinfo names, or NULL */
+	guint arm_level; /* a gb-isa.h Arm code (80..93) of aarch64 guests; 0: nothing required */
 } CliAuditRequire;
 
 /* "x86-64-v3" -> 3; anything else fails naming what is accepted. */
 gboolean cli_isa_level_parse(const char *str, guint *level, GError **error);
+/*
+ * --require-level: a comma list of at most one x86-64 level (-> *isa_level,
+ * 1..4) and one Arm level (armv8-a .. armv9.3-a -> *arm_level, a gb-isa.h
+ * code); each is 0 when not given. Anything else fails naming what is accepted.
+ */
+gboolean cli_require_level_parse(const char *list, guint *isa_level, guint *arm_level,
+                                 GError **error);
+/*
+ * Whether an aarch64 guest at level reaches required: has every feature that
+ * required makes mandatory. Arm levels are no chain: Armv9.0 reaches Armv8.5
+ * but neither Armv8.6 nor Armv9.0 reaches the other (gb_isa_arm_level_meet()).
+ */
+gboolean cli_arm_level_reaches(guint level, guint required);
+/* Every level name --require-level accepts, NULL-terminated (for completion). */
+extern const char *const cli_require_level_words[];
 /* "avx2,aes" -> a strv of flag names (kernel tokens, no repeats); fails on an empty or bad name. */
 char **cli_cpu_flags_parse(const char *list, GError **error);
 

@@ -657,6 +657,21 @@ static void cli_census_require(CliCensusGuest *g, const CliAuditRequire *require
 	    g->isa_level < require->isa_level)
 		g_string_append_printf(out, "x86-64-v%u is below the required x86-64-v%u",
 		                       g->isa_level, require->isa_level);
+	/* an Arm level is reached only with all it makes mandatory (no chain) */
+	if (require->arm_level != 0 && g_str_equal(g->arch, "aarch64") &&
+	    !cli_arm_level_reaches(g->isa_level, require->arm_level)) {
+		g_autofree char *have = gb_isa_arm_level_name(g->isa_level);
+		g_autofree char *want = gb_isa_arm_level_name(require->arm_level);
+		g_autoptr(GPtrArray) lacks =
+		    gb_isa_arm_level_lacks((const char *const *)g->flags, require->arm_level);
+
+		g_string_append_printf(out, "%s does not reach the required %s", have, want);
+		/* none when the guest's level and flags disagree */
+		for (guint i = 0; i < lacks->len; i++)
+			g_string_append_printf(out, "%s%s%s", i == 0 ? " (lacks " : ", ",
+			                       (const char *)lacks->pdata[i],
+			                       i + 1 == lacks->len ? ")" : "");
+	}
 	for (guint i = 0; require->flags != NULL && require->flags[i] != NULL; i++) {
 		if (g_strv_contains((const char *const *)g->flags, require->flags[i]))
 			continue;

@@ -345,6 +345,7 @@ static void facts_read_cpu(CliFacts *facts, JsonObject *root)
 	JsonObject *obj = facts_read_node(facts, &cpu->node, &facts->root, root, "cpu");
 	JsonObject *hv_obj;
 	JsonObject *cpuid_obj;
+	JsonObject *midr_obj;
 
 	facts_read_string(facts, &cpu->architecture, &cpu->node, obj, "architecture");
 	facts_read_string(facts, &cpu->model_name, &cpu->node, obj, "model_name");
@@ -366,6 +367,12 @@ static void facts_read_cpu(CliFacts *facts, JsonObject *root)
 	facts_read_string(facts, &cpu->isa_level, &cpu->node, obj, "isa_level");
 	facts_read_strv(facts, &cpu->isa_missing, &cpu->node, obj, "isa_missing");
 	facts_read_str_map(facts, &cpu->vulnerabilities, &cpu->node, obj, "vulnerabilities");
+	midr_obj = facts_read_node(facts, &cpu->midr.node, &cpu->node, obj, "midr");
+	facts_read_string(facts, &cpu->midr.implementer, &cpu->midr.node, midr_obj, "implementer");
+	facts_read_string(facts, &cpu->midr.variant, &cpu->midr.node, midr_obj, "variant");
+	facts_read_string(facts, &cpu->midr.part, &cpu->midr.node, midr_obj, "part");
+	facts_read_int(facts, &cpu->midr.revision, &cpu->midr.node, midr_obj, "revision");
+	facts_read_string(facts, &cpu->midr.source, &cpu->midr.node, midr_obj, "source");
 }
 
 static void facts_numa_node_free(gpointer data)
@@ -385,6 +392,7 @@ static void facts_read_memory(CliFacts *facts, JsonObject *root)
 	JsonArray *nodes;
 
 	facts_read_int(facts, &mem->total_bytes, &mem->node, obj, "total_bytes");
+	facts_read_int(facts, &mem->page_size_bytes, &mem->node, obj, "page_size_bytes");
 	huge = facts_read_node(facts, &mem->hugepages.node, &mem->node, obj, "hugepages");
 	facts_read_int(facts, &mem->hugepages.total, &mem->hugepages.node, huge, "total");
 	facts_read_int(facts, &mem->hugepages.free, &mem->hugepages.node, huge, "free");
@@ -577,6 +585,11 @@ void cli_facts_free(CliFacts *facts)
 	facts_node_clear(&facts->cpu.cpuid.node);
 	g_free(facts->cpu.isa_level.value);
 	g_strfreev(facts->cpu.isa_missing.value);
+	facts_node_clear(&facts->cpu.midr.node);
+	g_free(facts->cpu.midr.implementer.value);
+	g_free(facts->cpu.midr.variant.value);
+	g_free(facts->cpu.midr.part.value);
+	g_free(facts->cpu.midr.source.value);
 	if (facts->cpu.vulnerabilities.names != NULL) {
 		for (guint i = 0; facts->cpu.vulnerabilities.names[i] != NULL; i++)
 			g_free(facts->cpu.vulnerabilities.texts[i]);

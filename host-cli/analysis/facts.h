@@ -127,6 +127,14 @@ typedef struct {
 	CliFactString isa_level; /* "x86-64-v2"; absent from agents before it */
 	CliFactStrv isa_missing;
 	CliFactStrMap vulnerabilities; /* name -> the kernel's text */
+	struct {
+		CliFactsNode node;         /* MIDR_EL1 of the first CPU; null off aarch64 */
+		CliFactString implementer; /* "0x41" */
+		CliFactString variant;
+		CliFactString part;
+		CliFactInt revision;
+		CliFactString source; /* "cpuinfo" or "midr_el1" */
+	} midr;
 } CliFactsCpu;
 
 typedef struct {
@@ -139,6 +147,7 @@ typedef struct {
 typedef struct {
 	CliFactsNode node;
 	CliFactInt total_bytes;
+	CliFactInt page_size_bytes; /* the kernel's base page size; absent from agents before it */
 	CliFactString thp;
 	struct {
 		CliFactsNode node;

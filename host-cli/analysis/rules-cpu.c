@@ -322,6 +322,56 @@ gboolean cli_isa_level_parse(const char *str, guint *level, GError **error)
 	return TRUE;
 }
 
+const char *const cli_require_level_words[] = {
+	"x86-64-v1", "x86-64-v2", "x86-64-v3", "x86-64-v4", "armv8-a",   "armv8.1-a",
+	"armv8.2-a", "armv8.3-a", "armv8.4-a", "armv8.5-a", "armv8.6-a", "armv8.7-a",
+	"armv8.8-a", "armv9-a",   "armv9.1-a", "armv9.2-a", "armv9.3-a", NULL,
+};
+
+gboolean cli_require_level_parse(const char *list, guint *isa_level, guint *arm_level,
+                                 GError **error)
+{
+	g_auto(GStrv) names = g_strsplit(list != NULL ? list : "", ",", -1);
+	const char *x86_name = NULL, *arm_name = NULL;
+	guint x86 = 0, arm = 0;
+
+	/* an empty list is one empty name */
+	for (guint i = 0; i == 0 || names[i] != NULL; i++) {
+		const char *name = names[i] != NULL ? names[i] : "";
+		const char **seen = NULL;
+
+		if (cli_isa_level_parse(name, &x86, NULL))
+			seen = &x86_name;
+		else if (gb_isa_arm_level_parse(name, &arm))
+			seen = &arm_name;
+		if (seen == NULL) {
+			g_set_error(
+			    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			    "invalid ISA level '%s' in '%s' (expected x86-64-v1..x86-64-v4, "
+			    "armv8-a, armv8.1-a..armv8.8-a, armv9-a or armv9.1-a..armv9.3-a; "
+			    "at most one of each architecture, comma-separated)",
+			    name, list != NULL ? list : "");
+			return FALSE;
+		}
+		if (*seen != NULL) {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "'%s' and '%s' in '%s' are both %s levels (at most one x86-64 "
+			            "and one Arm level)",
+			            *seen, name, list, seen == &x86_name ? "x86-64" : "Arm");
+			return FALSE;
+		}
+		*seen = name;
+	}
+	*isa_level = x86_name != NULL ? x86 : 0;
+	*arm_level = arm_name != NULL ? arm : 0;
+	return TRUE;
+}
+
+gboolean cli_arm_level_reaches(guint level, guint required)
+{
+	return gb_isa_arm_level_meet(level, required) == required;
+}
+
 char **cli_cpu_flags_parse(const char *list, GError **error)
 {
 	g_auto(GStrv) names = g_strsplit(list, ",", -1);
@@ -381,24 +431,56 @@ static const char *isa_level_hint(guint level)
 	}
 }
 
-/* The Armv8.x/Armv9.x level as a NOTE; an x86-64 requirement does not apply. */
+/*
+ * The Armv8.x/Armv9.x level: a FAIL when it does not reach the required Arm
+ * level, else a NOTE; an x86-64 requirement does not apply.
+ */
 static void cpu_isa_level_arm(CliAuditCtx *ctx)
 {
 	const CliFactsCpu *cpu = &ctx->facts->cpu;
-	guint required = ctx->require->isa_level;
+	guint required = ctx->require->arm_level;
+	g_autofree char *required_name = gb_isa_arm_level_name(required);
 	g_autofree char *missing = NULL;
 	g_autofree char *next = NULL;
 	g_autofree char *unrequired = NULL;
 	g_autofree char *detail = NULL;
 	guint level = 0;
 
-	if (required > 0)
+	if (ctx->require->isa_level > 0)
 		unrequired = g_strdup_printf("; the required x86-64-v%u applies to x86 guests only",
-		                             required);
-	if (!cli_rule_need(ctx, &cpu->isa_level.fact, TRUE) ||
+		                             ctx->require->isa_level);
+	if (!cli_rule_need(ctx, &cpu->isa_level.fact, required == 0) ||
 	    !gb_isa_arm_level_parse(cpu->isa_level.value, &level)) {
 		if (cli_fact_ok(&cpu->isa_level.fact))
 			cli_rule_note(ctx, &cpu->isa_level.fact);
+		if (required_name == NULL)
+			return;
+		/* a requirement that cannot be checked is not met silently */
+		detail = g_strdup_printf("ISA level unknown: the required %s cannot be checked",
+		                         required_name);
+		cli_rule_emit(ctx, CLI_LEVEL_WARN, "cpu", detail,
+		              "update guestbench-agent in the guest (cpu.isa_level of aarch64 came "
+		              "with this version)");
+		return;
+	}
+	if (required_name != NULL && !cli_arm_level_reaches(level, required)) {
+		g_autoptr(GPtrArray) lacks = NULL;
+
+		if (cli_rule_need(ctx, &cpu->flags.fact, TRUE))
+			lacks =
+			    gb_isa_arm_level_lacks((const char *const *)cpu->flags.value, required);
+		if (lacks != NULL && lacks->len > 0) {
+			g_ptr_array_add(lacks, NULL);
+			missing = g_strjoinv(", ", (char **)lacks->pdata);
+		}
+		detail = g_strdup_printf("ISA level %s does not reach the required %s: lacks %s",
+		                         cpu->isa_level.value, required_name,
+		                         missing != NULL ? missing : "(not reported)");
+		cli_rule_emit(
+		    ctx, CLI_LEVEL_FAIL, "cpu", detail,
+		    "use -cpu host (libvirt <cpu mode='host-passthrough'/>) on a host CPU "
+		    "of that level, or -cpu max under TCG; QEMU's cortex-a53, cortex-a57 "
+		    "and cortex-a72 are armv8-a");
 		return;
 	}
 	if (cli_rule_need(ctx, &cpu->isa_missing.fact, TRUE) && cpu->isa_missing.value[0] != NULL)
@@ -406,13 +488,17 @@ static void cpu_isa_level_arm(CliAuditCtx *ctx)
 	next = gb_isa_arm_level_name(level + 1);
 	if (missing != NULL && next != NULL)
 		detail = g_strdup_printf("ISA level %s (%s lacks %s; a lower bound from the "
-		                         "Features hwcaps)%s",
+		                         "Features hwcaps)%s%s%s",
 		                         cpu->isa_level.value, next, missing,
+		                         required_name != NULL ? "; required " : "",
+		                         required_name != NULL ? required_name : "",
 		                         unrequired != NULL ? unrequired : "");
 	else
-		detail =
-		    g_strdup_printf("ISA level %s (a lower bound from the Features hwcaps)%s",
-		                    cpu->isa_level.value, unrequired != NULL ? unrequired : "");
+		detail = g_strdup_printf(
+		    "ISA level %s (a lower bound from the Features hwcaps)%s%s%s",
+		    cpu->isa_level.value, required_name != NULL ? "; required " : "",
+		    required_name != NULL ? required_name : "",
+		    unrequired != NULL ? unrequired : "");
 	cli_rule_emit(ctx, CLI_LEVEL_NOTE, "cpu", detail, NULL);
 }
 

@@ -36,7 +36,10 @@
 	"--require-level or --require-flags, 3 when a guest could not be counted\n"    \
 	"or the QEMU of --qmp could not be asked (the census is still written).\n"     \
 	"A fleet of x86_64 and aarch64 guests has baselines, outliers and lowest\n"    \
-	"ISA levels per architecture; --require-level applies to x86 guests.\n"        \
+	"ISA levels per architecture. --require-level takes at most one x86-64\n"      \
+	"and one Arm level, comma-separated (x86-64-v3,armv8.2-a): the x86-64 one\n"   \
+	"applies to x86 guests, the Arm one to aarch64 guests, which reach it only\n"  \
+	"with every feature it makes mandatory (Armv9.0 reaches Armv8.5, not 8.6).\n"  \
 	"With --qmp, the QEMU monitor of this host (a QMP socket, or libvirt:DOMAIN\n" \
 	"through the first --connect URI), each x86 baseline names the QEMU CPU\n"     \
 	"model that covers it: of the named models this QEMU can run (query-cpu-\n"    \
@@ -121,6 +124,7 @@ static gboolean cli_census_prepare(CliApp *app, GPtrArray *args, GError **error)
 	g_clear_pointer(&cli_census, cli_census_free);
 	cli_census_by_tag = FALSE;
 	cli_census_require.isa_level = 0;
+	cli_census_require.arm_level = 0;
 	g_clear_pointer(&cli_census_require.flags, g_strfreev);
 	if (cli_census_opt_by != NULL) {
 		if (g_strcmp0(cli_census_opt_by, "tag") != 0 &&
@@ -132,8 +136,8 @@ static gboolean cli_census_prepare(CliApp *app, GPtrArray *args, GError **error)
 		cli_census_by_tag = g_strcmp0(cli_census_opt_by, "tag") == 0;
 	}
 	if (cli_census_opt_require_level != NULL &&
-	    !cli_isa_level_parse(cli_census_opt_require_level, &cli_census_require.isa_level,
-	                         error)) {
+	    !cli_require_level_parse(cli_census_opt_require_level, &cli_census_require.isa_level,
+	                             &cli_census_require.arm_level, error)) {
 		g_prefix_error(error, "--require-level: ");
 		return FALSE;
 	}
@@ -758,12 +762,10 @@ static int cli_census_run(CliApp *app, GError **error)
 }
 
 static const char *const cli_census_by_words[] = { "tag", "fleet", NULL };
-static const char *const cli_census_isa_levels[] = { "x86-64-v1", "x86-64-v2", "x86-64-v3",
-	                                             "x86-64-v4", NULL };
 
 static const CliCompletion cli_census_completions[] = {
 	{ "by", CLI_COMPLETE_WORD, cli_census_by_words },
-	{ "require-level", CLI_COMPLETE_WORD, cli_census_isa_levels },
+	{ "require-level", CLI_COMPLETE_LIST, cli_require_level_words },
 	{ NULL, CLI_COMPLETE_TARGET, NULL },
 	{ NULL },
 };
@@ -774,7 +776,9 @@ static const GOptionEntry cli_census_entries[] = {
 	  "default)",
 	  "tag|fleet" },
 	{ "require-level", 0, 0, G_OPTION_ARG_STRING, &cli_census_opt_require_level,
-	  "Exit 1 when a guest is below this ISA level (x86-64-v1..x86-64-v4)", "LEVEL" },
+	  "Exit 1 when a guest is below this ISA level: x86-64-v1..x86-64-v4 for x86 guests, "
+	  "armv8-a..armv9.3-a for aarch64 guests (comma list, one of each)",
+	  "LEVEL[,LEVEL]" },
 	{ "require-flags", 0, 0, G_OPTION_ARG_STRING, &cli_census_opt_require_flags,
 	  "Exit 1 when a guest lacks one of these /proc/cpuinfo flags (comma list)", "LIST" },
 	{ "qmp", 0, 0, G_OPTION_ARG_FILENAME, &cli_census_opt_qmp,

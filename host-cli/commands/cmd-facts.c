@@ -239,10 +239,14 @@ static void cli_audit_finish(CliGuest *guest, JsonObject *facts, JsonObject *vie
 {
 	/* read once for both the guest's rules and the HOST-* rules */
 	g_autoptr(CliFacts) model = cli_facts_new(facts);
-	/* the command line asks it of every guest; else the inventory's keys of this one */
+	/*
+	 * the command line asks it of every guest (--require-level replaces the
+	 * inventory's require_level= whole); else the inventory's keys of this one
+	 */
 	CliAuditRequire require = {
-		.isa_level = cli_audit_require.isa_level != 0 ? cli_audit_require.isa_level
-		                                              : guest->target->require_level,
+		.isa_level = cli_audit_opt_require_level != NULL ? cli_audit_require.isa_level
+		                                                 : guest->target->require_level,
+		.arm_level = cli_audit_require.arm_level,
 		.flags = cli_audit_require.flags != NULL ? cli_audit_require.flags
 		                                         : guest->target->require_flags,
 	};
@@ -448,9 +452,11 @@ gboolean cli_audit_prepare(CliApp *app, GPtrArray *args, GError **error)
 	const CliAuditRuleInfo *rules = NULL;
 	GString *text = NULL;
 
+	cli_audit_require.isa_level = 0;
+	cli_audit_require.arm_level = 0;
 	if (cli_audit_opt_require_level != NULL &&
-	    !cli_isa_level_parse(cli_audit_opt_require_level, &cli_audit_require.isa_level,
-	                         error)) {
+	    !cli_require_level_parse(cli_audit_opt_require_level, &cli_audit_require.isa_level,
+	                             &cli_audit_require.arm_level, error)) {
 		g_prefix_error(error, "--require-level: ");
 		return FALSE;
 	}
@@ -498,9 +504,10 @@ const GOptionEntry cli_audit_entries[] = {
 	{ "no-summary", 0, 0, G_OPTION_ARG_NONE, &cli_audit_opt_no_summary,
 	  "Do not print the fleet summary after the findings", NULL },
 	{ "require-level", 0, 0, G_OPTION_ARG_STRING, &cli_audit_opt_require_level,
-	  "FAIL (CPU-ISA-LEVEL) each x86 guest below this ISA level (x86-64-v1..x86-64-v4); "
-	  "overrides the inventory's require_level=",
-	  "LEVEL" },
+	  "FAIL (CPU-ISA-LEVEL) each guest below this ISA level: x86-64-v1..x86-64-v4 for x86 "
+	  "guests, armv8-a..armv9.3-a for aarch64 guests (comma list, one of each); overrides "
+	  "the inventory's require_level=",
+	  "LEVEL[,LEVEL]" },
 	{ "require-flags", 0, 0, G_OPTION_ARG_STRING, &cli_audit_opt_require_flags,
 	  "FAIL (CPU-REQUIRED-FLAGS) each guest lacking one of these /proc/cpuinfo flags "
 	  "(comma list); overrides the inventory's require_flags=",
@@ -508,11 +515,8 @@ const GOptionEntry cli_audit_entries[] = {
 	{ NULL }
 };
 
-static const char *const cli_audit_isa_levels[] = { "x86-64-v1", "x86-64-v2", "x86-64-v3",
-	                                            "x86-64-v4", NULL };
-
 static const CliCompletion cli_audit_completions[] = {
-	{ "require-level", CLI_COMPLETE_WORD, cli_audit_isa_levels },
+	{ "require-level", CLI_COMPLETE_LIST, cli_require_level_words },
 	{ NULL },
 };
 

@@ -154,6 +154,20 @@ static char *fmt_hypervisor(const CliFactsHypervisor *hv)
 	return g_string_free(str, FALSE);
 }
 
+static char *fmt_midr(const CliFactsCpu *cpu)
+{
+	g_autofree char *implementer = fmt_string(&cpu->midr.implementer);
+	g_autofree char *variant = fmt_string(&cpu->midr.variant);
+	g_autofree char *part = fmt_string(&cpu->midr.part);
+	g_autofree char *revision = fmt_int_unit(&cpu->midr.revision, NULL);
+	g_autofree char *source = fmt_string(&cpu->midr.source);
+
+	if (!cli_fact_ok(&cpu->midr.node.fact))
+		return g_strdup(CLI_UNKNOWN);
+	return g_strdup_printf("implementer %s, variant %s, part %s, revision %s (from %s)",
+	                       implementer, variant, part, revision, source);
+}
+
 static void table_cpu(GString *out, const CliFactsCpu *cpu, gboolean color)
 {
 	g_autofree char *model = fmt_string(&cpu->model_name);
@@ -164,6 +178,12 @@ static void table_cpu(GString *out, const CliFactsCpu *cpu, gboolean color)
 	g_autofree char *hv = fmt_hypervisor(&cpu->hypervisor);
 
 	table_line(out, "cpu", line);
+	/* the identity behind vendor and model on aarch64; x86 has none */
+	if (cli_facts_cpu_is_arm64(cpu)) {
+		g_autofree char *midr = fmt_midr(cpu);
+
+		table_line(out, "midr", midr);
+	}
 	table_flags(out, &cpu->flags, cli_facts_cpu_is_arm64(cpu), color);
 	table_line(out, "hypervisor", hv);
 }
@@ -172,6 +192,7 @@ static void table_memory(GString *out, const CliFactsMemory *memory)
 {
 	const CliFactsList *nodes = &memory->numa.nodes;
 	g_autofree char *total = fmt_bytes(&memory->total_bytes);
+	g_autofree char *page = fmt_bytes(&memory->page_size_bytes);
 	g_autofree char *htotal = fmt_int_unit(&memory->hugepages.total, "pages");
 	g_autofree char *hfree = fmt_int_unit(&memory->hugepages.free, NULL);
 	g_autofree char *hsize = fmt_bytes(&memory->hugepages.size_bytes);
@@ -180,6 +201,7 @@ static void table_memory(GString *out, const CliFactsMemory *memory)
 	    g_strdup_printf("%s of %s (%s free), THP %s", htotal, hsize, hfree, thp);
 
 	table_line(out, "memory", total);
+	table_line(out, "page size", page);
 	table_line(out, "hugepages", hline);
 	if (!cli_fact_ok(&nodes->fact)) {
 		table_line(out, "numa", CLI_UNKNOWN);

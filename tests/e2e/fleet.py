@@ -10,6 +10,7 @@ the guest by its label. Guests run in their own process group so that they are
 always killed, also when the caller fails.
 """
 import os
+import re
 import shutil
 import signal
 import socket
@@ -75,6 +76,15 @@ def build_image(work, binaries, arch="amd64"):
     subprocess.run([os.path.join(here, "build-guest.sh"), "--arch", arch,
                     os.path.join(work, "cache"), image] + list(binaries), check=True)
     return image
+
+
+def free_port():
+    """A TCP port of 127.0.0.1 that nothing listens on now (for a guest's hostfwd)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
 
 
 def make_scratch(img, mb):
@@ -180,6 +190,13 @@ class Guest:
             if fields:
                 cpus.append(fields)
         return cpus
+
+    def page_size(self):
+        """The kernel's base page size in bytes, from the KernelPageSize that
+        guest-init printed on the console; None when it is not there."""
+        with open(self.log, errors="replace") as f:
+            m = re.search(r"gb-init: page size KernelPageSize:\s*([0-9]+) kB", f.read())
+        return int(m.group(1)) * 1024 if m else None
 
     def tail(self, n=2000):
         try:

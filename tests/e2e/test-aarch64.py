@@ -91,6 +91,19 @@ def test_facts(g):
             MIDR_NAMES.get(midr), (cpu.get("vendor"), cpu.get("model_name")))
         check("%s: cpu.isa_level an Arm A-profile level" % name,
               ARM_LEVEL.match(cpu.get("isa_level") or ""), cpu.get("isa_level"))
+        # the Debian arm64 cloud kernel has 4 KiB pages (CONFIG_ARM64_4K_PAGES)
+        page = (facts[name].get("memory") or {}).get("page_size_bytes")
+        check("%s: memory.page_size_bytes 4096, the KernelPageSize on the guest's console" % name,
+              page == x.page_size() == 4096, (page, x.page_size()))
+    # the table shows the same MIDR and page size
+    r = cli("--timeout", "120", "facts", g["arm-a57"].sock)
+    info = g["arm-a57"].cpuinfo()[0]
+    want = "  midr         implementer %s, variant %s, part %s, revision %s (from cpuinfo)\n" % (
+        info.get("CPU implementer"), info.get("CPU variant"), info.get("CPU part"),
+        info.get("CPU revision"))
+    check("arm-a57: the facts table shows the console's MIDR and 4 KiB pages",
+          r.returncode == 0 and want in r.stdout and "  page size    4 KiB\n" in r.stdout,
+          (want, r.stdout[-1500:], r.stderr[-300:]))
     check("arm-max: -cpu max has sve, sve2 and atomics",
           {"sve", "sve2", "atomics"} <= flags["arm-max"], sorted(flags["arm-max"]))
     check("arm-a57: cortex-a57 has aes and pmull, no sve, no atomics",
@@ -146,6 +159,112 @@ def test_bench_aes(g):
               r.returncode == 0 and small and small > 0 and big and big > 0,
               (r.returncode, r.stderr[-600:], small, big))
         print("# bench aes %s: %s B/s at 16 B, %s B/s at 16 KiB" % (name, small, big))
+
+
+def test_require_level(g):
+    """--require-level armv8.1-a: the a57 (armv8-a, no LSE atomics) is below it, max is not."""
+    a57, mx = g["arm-a57"].sock, g["arm-max"].sock
+    r = cli("--format", "json", "--timeout", "120", "audit", "--require-level",
+            "x86-64-v3,armv8.1-a", a57, mx)
+    doc = json_out(r)
+    isa = {x["name"]: [f for f in findings(x) if f["rule"] == "CPU-ISA-LEVEL"]
+           for x in (doc or {}).get("guests", [])}
+    check("audit --require-level x86-64-v3,armv8.1-a: the cortex-a57 guest FAILs, exit 1",
+          r.returncode == 1 and len(isa.get(a57, [])) == 1 and isa[a57][0]["level"] == "FAIL" and
+          isa[a57][0]["detail"].startswith("ISA level armv8-a does not reach the required "
+                                           "armv8.1-a: lacks atomics"),
+          (r.returncode, r.stderr[-600:], isa.get(a57)))
+    check("audit --require-level x86-64-v3,armv8.1-a: the max guest reaches it, x86 not applied",
+          len(isa.get(mx, [])) == 1 and isa[mx][0]["level"] == "NOTE" and
+          "; required armv8.1-a; the required x86-64-v3 applies to x86 guests only" in
+          isa[mx][0]["detail"], isa.get(mx))
+    r = cli("--format", "json", "--timeout", "120", "census", "--require-level", "armv8.1-a",
+            a57, mx)
+    doc = json_out(r) or {}
+    req = {x["name"]: x.get("require") for x in doc.get("guests", [])}
+    check("census --require-level armv8.1-a: the cortex-a57 guest lacks atomics, exit 1",
+          r.returncode == 1 and req.get(mx, "absent") is None and
+          (req.get(a57) or "").startswith("armv8-a does not reach the required armv8.1-a "
+                                          "(lacks atomics"),
+          (r.returncode, req, r.stderr[-600:]))
+    r = cli("--timeout", "120", "census", "--require-level", "armv8-a", a57, mx)
+    check("census --require-level armv8-a: both guests reach it, exit 0", r.returncode == 0,
+          (r.returncode, r.stdout[-600:], r.stderr[-600:]))
+
+
+def bench_json(*args):
+    """Runs bench --format json on one guest: (exit status, its result or None, stderr)."""
+    r = cli("--format", "json", "--timeout", "300", "bench", *args, "--no-save", timeout=600)
+    doc = json_out(r)
+    return r.returncode, doc["guests"][0].get("result") if doc else None, r.stderr[-600:]
+
+
+def test_bench_disk_mem_net(x, hostport):
+    """bench disk, mem and net inside one aarch64 guest, each kept short (TCG)."""
+    tests = ("write", "rewrite", "read", "reread", "randread", "randwrite")
+    started = time.monotonic()
+    rc, res, err = bench_json("disk", "--size", "2M", "--record", "4k,1M", x.sock)
+    disk = {(t, rs): metric(res, "disk-throughput", test=t, record_size=str(rs))
+            for t in tests for rs in (4096, 1 << 20)}
+    check("bench disk %s: a rate above 0 for all six tests at 4 KiB and 1 MiB" % x.name,
+          rc == 0 and all(v and v > 0 for v in disk.values()), (rc, err, disk))
+    res = res or {}
+    check("bench disk %s: 2 MiB at the record sizes asked, O_DIRECT on the ext4 scratch disk "
+          "vda" % x.name,
+          (res.get("params") or {}).get("size") == 2 << 20 and
+          (res.get("params") or {}).get("record_sizes") == [4096, 1 << 20] and
+          res.get("direct") is True and res.get("filesystem") == "ext4" and
+          res.get("block_device") == "vda",
+          {k: res.get(k) for k in ("params", "direct", "filesystem", "block_device")})
+    kernel = ((res.get("facts") or {}).get("os") or {}).get("kernel_release") or ""
+    check("bench disk %s: the attached facts are the arm64 kernel's" % x.name,
+          kernel.endswith("-arm64"), kernel)
+    disk_s = time.monotonic() - started
+
+    started = time.monotonic()
+    rc, res, err = bench_json("mem", "--size", "8M", "--pages", "4k", x.sock)
+    values = {m: metric(res, m, pages="4k") for m in ("page-fault", "memory-latency")}
+    values.update({op: metric(res, "memory-bandwidth", pages="4k", op=op)
+                   for op in ("read", "write", "copy")})
+    check("bench mem %s: page-fault, latency and read/write/copy bandwidth above 0 with 4k "
+          "pages" % x.name, rc == 0 and all(v and v > 0 for v in values.values()),
+          (rc, err, values))
+    res = res or {}
+    kinds = {m["labels"].get("pages") for m in res.get("metrics", [])}
+    facts = res.get("facts") or {}
+    check("bench mem %s: 8 MiB, only the 4k pages asked" % x.name,
+          (res.get("params") or {}).get("size") == 8 << 20 and kinds == {"4k"},
+          (res.get("params"), kinds))
+    check("bench mem %s: its facts say aarch64 with the guest's 4 KiB base page" % x.name,
+          (facts.get("cpu") or {}).get("architecture") == "aarch64" and
+          (facts.get("memory") or {}).get("page_size_bytes") == x.page_size() == 4096,
+          ((facts.get("cpu") or {}).get("architecture"),
+           (facts.get("memory") or {}).get("page_size_bytes"), x.page_size()))
+    mem_s = time.monotonic() - started
+
+    # the agent listens in the guest; QEMU forwards 127.0.0.1:hostport to it (loopback only)
+    started = time.monotonic()
+    rc, res, err = bench_json("net", "--guest-listen", "5201", "--host-connect",
+                              "127.0.0.1:%d" % hostport, "--direction", "both", "--seconds",
+                              "1", "--omit", "0", x.sock)
+    rates = {d: metric(res, "tcp-throughput", direction=d, streams="1")
+             for d in ("host-to-guest", "guest-to-host")}
+    check("bench net %s: over user-net hostfwd, both directions above 0, one stream each" %
+          x.name, rc == 0 and all(v and v > 0 for v in rates.values()), (rc, err, rates))
+    res = res or {}
+    transfer = res.get("transfer") or {}
+    check("bench net %s: bytes moved each way, the guest received host-to-guest" % x.name,
+          all((transfer.get(d) or {}).get("bytes", 0) > 0 for d in rates) and
+          (transfer.get("host-to-guest") or {}).get("receiver") == "guest" and
+          (transfer.get("guest-to-host") or {}).get("receiver") == "host", transfer)
+    check("bench net %s: its facts say aarch64" % x.name,
+          ((res.get("facts") or {}).get("cpu") or {}).get("architecture") == "aarch64",
+          (res.get("facts") or {}).get("cpu"))
+    print("# bench on %s: disk %.0f s (4 KiB write %.3g B/s, randread %.3g B/s), mem %.0f s "
+          "(4k page fault %s ns), net %.0f s (%s)" % (
+              x.name, disk_s, disk[("write", 4096)] or 0, disk[("randread", 4096)] or 0, mem_s,
+              values["page-fault"], time.monotonic() - started,
+              ", ".join("%s %.3g B/s" % (d, v or 0) for d, v in rates.items())))
 
 
 def test_mixed_fleet(g, tmp):
@@ -227,12 +346,17 @@ def main():
     built = time.monotonic()
     tmp = tempfile.mkdtemp(prefix="gb-e2e-arm-")
     try:
-        with fleet.Fleet(os.path.join(WORK, "run-arm64"), image, GUESTS) as fl:
+        hostport = fleet.free_port()
+        with fleet.Fleet(os.path.join(WORK, "run-arm64"), image, GUESTS,
+                         **{"arm-max": {"hostfwd": (hostport, 5201)}}) as fl:
             booted = time.monotonic()
             g = {x.name: x for x in fl.guests}
             for name, step in (("facts", lambda: test_facts(g)),
                                ("audit", lambda: test_audit(g)),
+                               ("require level", lambda: test_require_level(g)),
                                ("bench aes", lambda: test_bench_aes(g)),
+                               ("bench disk, mem, net",
+                                lambda: test_bench_disk_mem_net(g["arm-max"], hostport)),
                                ("mixed fleet", lambda: test_mixed_fleet(g, tmp))):
                 try:
                     step()

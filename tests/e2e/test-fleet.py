@@ -47,15 +47,6 @@ def build_image():
     return fleet.build_image(WORK, [AGENT, QEMU_GA, "/usr/bin/openssl"])
 
 
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def run_job(sock, test, params, timeout=600):
     s = Session(sock)
     try:
@@ -403,7 +394,7 @@ def test_qga_only(image):
 def main():
     image = build_image()
     guests = ["legacy", "tuned", "numa", "scsi"]
-    hostport = free_port()
+    hostport = fleet.free_port()
     opts = {"legacy": {"run": "both"}, "tuned": {"run": "both", "hostfwd": (hostport, 5201)}}
     with fleet.Fleet(os.path.join(WORK, "run"), image, guests, **opts) as fl:
         g = {x.name: x for x in fl.guests}

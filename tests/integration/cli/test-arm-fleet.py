@@ -181,6 +181,62 @@ def main():
               and len([s for s in samples if s[0] == "guestbench_cpu_isa_level"]) == 1,
               p.stdout)
 
+        # --require-level with an Arm level: judges the aarch64 guests, the x86 one its own
+        p = cli("audit", "--format", "json", "--require-level", "x86-64-v1,armv8.2-a", *fleet)
+        f = findings(p)
+        isa = {t: rule(f[socks[t]], "CPU-ISA-LEVEL") for t in ARM_TREES}
+        check("audit --require-level x86-64-v1,armv8.2-a: the armv8-a guest FAILs, exit 1",
+              p.returncode == 1 and len(isa["arm-a57-xen"]) == 1
+              and isa["arm-a57-xen"][0]["level"] == "FAIL"
+              and isa["arm-a57-xen"][0]["detail"] == "ISA level armv8-a does not reach the "
+              "required armv8.2-a: lacks atomics, asimdrdm, dcpop"
+              and "host-passthrough" in isa["arm-a57-xen"][0]["hint"],
+              (p.returncode, isa["arm-a57-xen"]))
+        check("audit --require-level x86-64-v1,armv8.2-a: armv8.2-a and armv9.1-a reach it",
+              all(len(isa[t]) == 1 and isa[t][0]["level"] == "NOTE"
+                  and "; required armv8.2-a" in isa[t][0]["detail"]
+                  for t in ("aarch64", "arm-qemu-max")), isa)
+        live_isa = rule(f[live], "CPU-ISA-LEVEL")
+        check("audit --require-level x86-64-v1,armv8.2-a: the x86 guest judged at x86-64-v1",
+              len(live_isa) == 1 and live_isa[0]["level"] == "NOTE"
+              and "required x86-64-v1" in live_isa[0]["detail"], live_isa)
+        p = cli("audit", "--format", "json", "--require-level", "armv9-a", *fleet)
+        f = findings(p)
+        isa = {t: rule(f[socks[t]], "CPU-ISA-LEVEL")[0] for t in ARM_TREES}
+        check("audit --require-level armv9-a: armv8.2-a lacks sve2 and more, armv9.1-a holds",
+              p.returncode == 1 and isa["aarch64"]["level"] == "FAIL"
+              and isa["aarch64"]["detail"].endswith(", sve2")
+              and isa["arm-qemu-max"]["level"] == "NOTE", (p.returncode, isa))
+        p = cli("census", "--format", "json", "--require-level", "armv8.2-a,x86-64-v1", *fleet)
+        doc = json.loads(p.stdout) if p.stdout else {"guests": []}
+        req = {g["name"]: g.get("require") for g in doc["guests"]}
+        check("census --require-level armv8.2-a,x86-64-v1: only the armv8-a guest lacks, exit 1",
+              p.returncode == 1 and req == {
+                  live: None, socks["arm-qemu-max"]: None, socks["aarch64"]: None,
+                  socks["arm-a57-xen"]: "armv8-a does not reach the required armv8.2-a "
+                                        "(lacks atomics, asimdrdm, dcpop)"},
+              (p.returncode, req, p.stderr))
+        p = cli("census", "--require-level", "armv8-a", *fleet)
+        check("census --require-level armv8-a: every guest reaches it, exit 0",
+              p.returncode == 0 and "required and lacking" not in p.stdout,
+              (p.returncode, p.stdout[-600:]))
+        # bad levels: usage errors, exit 2 before any guest is asked (a dead socket: exit 3)
+        dead = os.path.join(tmp, "dead.sock")
+        for value, want_err in (
+                ("armv8.9-a", "--require-level: invalid ISA level 'armv8.9-a' in 'armv8.9-a' "
+                              "(expected x86-64-v1..x86-64-v4, armv8-a, armv8.1-a..armv8.8-a, "
+                              "armv9-a or armv9.1-a..armv9.3-a"),
+                ("armv8-a,armv9-a", "'armv8-a' and 'armv9-a' in 'armv8-a,armv9-a' are both "
+                                    "Arm levels"),
+                ("x86-64-v2,x86-64-v3", "are both x86-64 levels"),
+                ("armv8.2-a,", "invalid ISA level '' in 'armv8.2-a,'"),
+                ("armv8.2", "invalid ISA level 'armv8.2'")):
+            for command in ("audit", "census"):
+                p = cli(command, "--require-level", value, dead)
+                check("%s --require-level %s: exit 2 with the reason" % (command, value),
+                      p.returncode == 2 and want_err in p.stderr and p.stdout == "",
+                      (p.returncode, p.stderr))
+
         # bad arm64 documents: a problem each, exit 3
         p = cli("facts", "--format", "json", "-o", os.path.join(tmp, "arm.json"),
                 socks["aarch64"])

@@ -186,7 +186,7 @@ def main():
         for args, want in (
                 (["--require-level", "x86-64-v5"], "--require-level: invalid ISA level 'x86-64-v5'"),
                 (["--require-level", ""], "--require-level: invalid ISA level ''"),
-                (["--require-level", "v3"], "expected x86-64-v1, x86-64-v2, x86-64-v3 or x86-64-v4"),
+                (["--require-level", "v3"], "expected x86-64-v1..x86-64-v4, armv8-a"),
                 (["--require-flags", ""], "--require-flags: invalid CPU flag ''"),
                 (["--require-flags", "avx2,,aes"], "--require-flags: invalid CPU flag ''"),
                 (["--require-flags", "avx2;aes"], "invalid CPU flag 'avx2;aes'")):

@@ -374,6 +374,71 @@ static void test_isa_level_arm_names(void)
 		g_assert_cmpuint(gb_isa_arm_level_meet(meets[i].a, meets[i].b), ==, meets[i].meet);
 }
 
+static char *lacks_of(const char *features, guint required)
+{
+	g_auto(GStrv) hwcaps = g_strsplit(features, " ", -1);
+	g_autoptr(GPtrArray) lacks = gb_isa_arm_level_lacks((const char *const *)hwcaps, required);
+
+	g_ptr_array_add(lacks, NULL);
+	return g_strjoinv(",", (char **)lacks->pdata);
+}
+
+/* What a required level needs that the hwcaps lack: empty exactly when the level is reached. */
+static void test_isa_level_arm_lacks(void)
+{
+	const char *const features[] = {
+		"",
+		"fp asimd aes pmull crc32",
+		"atomics asimdrdm crc32 dcpop",
+		ARM_V8_5,
+		ARM_V8_5 " sve2",
+		ARM_V8_5 " i8mm bf16",
+		ARM_V8_5 " sve2 i8mm bf16 afp wfxt mops hbc",
+	};
+	struct {
+		const char *features;
+		guint required;
+		const char *lacks;
+	} cases[] = {
+		{ "fp asimd aes pmull crc32", 82, "atomics,asimdrdm,dcpop" },
+		{ "", 81, "atomics,asimdrdm,crc32" },
+		{ "atomics asimdrdm crc32 dcpop", 82, "" },
+		/* Armv9.0 needs sve2 and Armv8.5; Armv8.6 has i8mm and bf16, Armv9.0 need not */
+		{ ARM_V8_5 " i8mm bf16", 90, "sve2" },
+		{ ARM_V8_5 " sve2", 86, "i8mm,bf16" },
+		{ ARM_V8_5 " sve2", 90, "" },
+		{ "atomics asimdrdm crc32 sve2", 90,
+		  "dcpop,jscvt,fcma,lrcpc,paca,pacg,dit,uscat,"
+		  "ilrcpc,flagm,sb,dcpodp,flagm2,frint,bti" },
+		{ "atomics", 80, "" },
+		/* not a level: nothing asked, nothing lacking */
+		{ "", 0, "" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *lacks = lacks_of(cases[i].features, cases[i].required);
+
+		g_test_message("%s for %u: %s", cases[i].features, cases[i].required, lacks);
+		g_assert_cmpstr(lacks, ==, cases[i].lacks);
+	}
+	/* consistent with the level and meet: nothing lacking <=> the level includes it */
+	for (guint i = 0; i < G_N_ELEMENTS(features); i++) {
+		g_auto(GStrv) hwcaps = g_strsplit(features[i], " ", -1);
+		guint level = gb_isa_arm_level((const char *const *)hwcaps, NULL);
+
+		for (guint required = 80; required <= 93; required++) {
+			g_autofree char *name = gb_isa_arm_level_name(required);
+			g_autofree char *lacks = NULL;
+
+			if (name == NULL)
+				continue;
+			lacks = lacks_of(features[i], required);
+			g_assert_cmpint(lacks[0] == '\0', ==,
+			                gb_isa_arm_level_meet(level, required) == required);
+		}
+	}
+}
+
 static void test_hypervisor(void)
 {
 	struct {
@@ -497,6 +562,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/facts/arm/features", test_features);
 	g_test_add_func("/facts/arm/isa-level", test_isa_level_arm);
 	g_test_add_func("/facts/arm/isa-level/names", test_isa_level_arm_names);
+	g_test_add_func("/facts/arm/isa-level/lacks", test_isa_level_arm_lacks);
 	g_test_add_func("/facts/arm/hypervisor", test_hypervisor);
 	g_test_add_func("/facts/arm/hypervisor/other-board", test_hypervisor_other_board);
 	g_test_add_func("/facts/arm/hypervisor/ec2", test_hypervisor_ec2);

@@ -6,6 +6,7 @@
 #include "render/csv.h"
 #include "render/audit-view.h"
 #include "gb-error.h"
+#include "gb-isa.h"
 #include "gb-json.h"
 
 /* fixtures */
@@ -431,6 +432,69 @@ static void test_require_parse(void)
 		assert_contains(e->message,
 		                "expected x86-64-v1, x86-64-v2, x86-64-v3 or x86-64-v4");
 	}
+	/* --require-level: at most one x86-64 and one Arm level */
+	{
+		const struct {
+			const char *list;
+			guint x86, arm;
+		} good[] = {
+			{ "x86-64-v3", 3, 0 },
+			{ "armv8.2-a", 0, 82 },
+			{ "x86-64-v3,armv8.2-a", 3, 82 },
+			{ "armv9.3-a,x86-64-v1", 1, 93 },
+			{ "armv8-a", 0, 80 },
+			{ "armv9-a", 0, 90 },
+		};
+		const struct {
+			const char *list, *message;
+		} bad[] = {
+			{ "", "invalid ISA level '' in ''" },
+			{ ",", "invalid ISA level '' in ','" },
+			{ "x86-64-v3,", "invalid ISA level '' in 'x86-64-v3,'" },
+			{ "armv8.9-a", "invalid ISA level 'armv8.9-a'" },
+			{ "armv9.4-a", "invalid ISA level 'armv9.4-a'" },
+			{ "armv8.0-a", "invalid ISA level 'armv8.0-a'" },
+			{ "x86-64-v3, armv8.2-a", "invalid ISA level ' armv8.2-a'" },
+			{ "ARMV8.2-A", "invalid ISA level 'ARMV8.2-A'" },
+			{ "x86-64-v2,x86-64-v3",
+			  "'x86-64-v2' and 'x86-64-v3' in 'x86-64-v2,x86-64-v3' "
+			  "are both x86-64 levels" },
+			{ "armv8-a,x86-64-v2,armv8-a",
+			  "'armv8-a' and 'armv8-a' in "
+			  "'armv8-a,x86-64-v2,armv8-a' are both Arm levels" },
+		};
+
+		for (guint i = 0; i < G_N_ELEMENTS(good); i++) {
+			guint x86 = 99, arm = 99;
+
+			g_assert_true(cli_require_level_parse(good[i].list, &x86, &arm, &error));
+			g_assert_no_error(error);
+			g_assert_cmpuint(x86, ==, good[i].x86);
+			g_assert_cmpuint(arm, ==, good[i].arm);
+		}
+		for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+			g_autoptr(GError) e = NULL;
+			guint x86 = 0, arm = 0;
+
+			g_test_message("'%s'", bad[i].list);
+			g_assert_false(cli_require_level_parse(bad[i].list, &x86, &arm, &e));
+			g_assert_error(e, GB_ERROR, GB_ERROR_INVALID_ARGUMENT);
+			assert_contains(e->message, bad[i].message);
+		}
+		/* every word of the completion parses, and every Arm level name is a word */
+		for (guint i = 0; cli_require_level_words[i] != NULL; i++) {
+			guint x86 = 0, arm = 0;
+
+			g_assert_true(
+			    cli_require_level_parse(cli_require_level_words[i], &x86, &arm, NULL));
+		}
+		for (guint code = 80; code <= 99; code++) {
+			g_autofree char *name = gb_isa_arm_level_name(code);
+
+			if (name != NULL)
+				g_assert_true(g_strv_contains(cli_require_level_words, name));
+		}
+	}
 	flags = cli_cpu_flags_parse("avx2, sse4_2,avx2,md-clear", &error);
 	g_assert_no_error(error);
 	g_assert_cmpuint(g_strv_length(flags), ==, 3);
@@ -712,6 +776,63 @@ static void test_aarch64(void)
 		g_autoptr(GPtrArray) findings = cli_audit_run_require(model, &require_v3);
 		f = assert_finding(findings, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_NOTE);
 		assert_contains(f->detail, "the required x86-64-v3 applies to x86 guests only");
+	}
+	/* an Arm level is required of arm64 guests: armv8-a reaches armv8-a, not armv8.1-a */
+	{
+		g_autoptr(CliFacts) model = cli_facts_new(facts);
+		CliAuditRequire v80 = { .isa_level = 3, .arm_level = 80 };
+		CliAuditRequire v82 = { .arm_level = 82 };
+		g_autoptr(GPtrArray) reached = cli_audit_run_require(model, &v80);
+		g_autoptr(GPtrArray) below = cli_audit_run_require(model, &v82);
+
+		f = assert_finding(reached, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_NOTE);
+		assert_contains(f->detail, "; required armv8-a; the required x86-64-v3 applies to "
+		                           "x86 guests only");
+		f = assert_finding(below, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_FAIL);
+		assert_contains(f->detail,
+		                "ISA level armv8-a does not reach the required armv8.2-a: "
+		                "lacks atomics, asimdrdm, dcpop");
+		assert_contains(f->hint, "host-passthrough");
+		g_assert_cmpint(cli_audit_worst(below), ==, CLI_LEVEL_FAIL);
+	}
+	/* Armv9.0 reaches Armv8.5, not Armv8.6: the levels are no chain */
+	{
+		const char *const v9[] = { "fp",    "asimd",  "atomics", "asimdrdm", "crc32",
+			                   "dcpop", "jscvt",  "fcma",    "lrcpc",    "paca",
+			                   "pacg",  "dit",    "uscat",   "ilrcpc",   "flagm",
+			                   "sb",    "dcpodp", "flagm2",  "frint",    "bti",
+			                   "sve",   "sve2",   "aes",     "pmull",    NULL };
+		const char *const none[] = { NULL };
+		CliAuditRequire v85 = { .arm_level = 85 };
+		CliAuditRequire v86 = { .arm_level = 86 };
+
+		json_object_set_string_member(cpu, "isa_level", "armv9-a");
+		json_object_set_array_member(cpu, "isa_missing", strv_to_array(none));
+		json_object_set_array_member(cpu, "flags", strv_to_array(v9));
+		{
+			g_autoptr(CliFacts) model = cli_facts_new(facts);
+			g_autoptr(GPtrArray) v85_findings = cli_audit_run_require(model, &v85);
+			g_autoptr(GPtrArray) v86_findings = cli_audit_run_require(model, &v86);
+
+			f = assert_finding(v85_findings, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_NOTE);
+			assert_contains(f->detail,
+			                "ISA level armv9-a (a lower bound from the Features "
+			                "hwcaps); required armv8.5-a");
+			f = assert_finding(v86_findings, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_FAIL);
+			assert_contains(f->detail, "does not reach the required armv8.6-a: lacks "
+			                           "i8mm, bf16");
+		}
+		/* a level that cannot be read cannot meet a requirement */
+		json_object_set_null_member(cpu, "isa_level");
+		{
+			g_autoptr(CliFacts) model = cli_facts_new(facts);
+			g_autoptr(GPtrArray) findings = cli_audit_run_require(model, &v85);
+
+			f = assert_finding(findings, "CPU-ISA-LEVEL", "cpu", CLI_LEVEL_WARN);
+			assert_contains(f->detail, "the required armv8.5-a cannot be checked");
+		}
+		json_object_set_array_member(cpu, "isa_missing", strv_to_array(missing_v81));
+		json_object_set_array_member(cpu, "flags", strv_to_array(arm_flags));
 	}
 	/* an x86 level name on an arm64 guest is a lie: noted, not judged */
 	json_object_set_string_member(cpu, "isa_level", "x86-64-v3");

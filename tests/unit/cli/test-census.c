@@ -434,6 +434,40 @@ static void test_census_mixed(void)
 	g_assert_cmpstr(((CliCensusScope *)g_ptr_array_index(c->scopes, 0))->arch, ==, "aarch64");
 }
 
+/* An x86-64 and an Arm level required together: each of its own architecture's guests. */
+static void test_census_require_arm(void)
+{
+	const struct {
+		guint arm_level;
+		const char *arm1, *arm4;
+		guint failed;
+	} cases[] = {
+		{ 82, NULL,
+		  "armv8-a does not reach the required armv8.2-a (lacks atomics, asimdrdm, dcpop)",
+		  2 },
+		{ 83,
+		  "armv8.2-a does not reach the required armv8.3-a (lacks jscvt, fcma, paca, pacg)",
+		  "armv8-a does not reach the required armv8.3-a (lacks atomics, asimdrdm, dcpop, "
+		  "jscvt, fcma, lrcpc, paca, pacg)",
+		  6 },
+		{ 80, NULL, NULL, 1 },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(CliCensus) c = census_of("fleet-mixed.json", TRUE);
+		const CliAuditRequire require = { .isa_level = 3, .arm_level = cases[i].arm_level };
+
+		cli_census_finish(c, FALSE, &require);
+		g_assert_cmpstr(find_guest(c, "arm-1")->require, ==, cases[i].arm1);
+		g_assert_cmpstr(find_guest(c, "arm-4")->require, ==, cases[i].arm4);
+		/* the x86 level still judges the x86 guests, and only them */
+		g_assert_cmpstr(find_guest(c, "web-4")->require, ==,
+		                "x86-64-v2 is below the required x86-64-v3");
+		g_assert_null(find_guest(c, "web-1")->require);
+		g_assert_cmpuint(c->n_require_failed, ==, cases[i].failed);
+	}
+}
+
 /* Arm levels are no chain: the lowest is what every guest reaches, maybe held by none. */
 static void test_census_arm_meet(void)
 {
@@ -459,6 +493,36 @@ static void test_census_arm_meet(void)
 	g_assert_cmpuint(arm->lowest->len, ==, 0);
 	g_assert_cmpuint(c->lowest_level, ==, 85);
 	g_assert_cmpstr(name85, ==, "armv8.5-a");
+	/* nor is a required level: armv9-a does not reach armv8.6-a, armv9.1-a does */
+	for (guint required = 86; required <= 90; required += 4) {
+		g_autoptr(CliCensus) r = cli_census_new();
+		const CliAuditRequire require = { .arm_level = required };
+
+		for (guint i = 0; i < G_N_ELEMENTS(levels); i++) {
+			g_autofree char *name = g_strdup_printf("g%u", i);
+			g_autofree char *doc = g_strdup_printf(
+			    "{\"cpu\": {\"architecture\": \"aarch64\", \"model_name\": \"m\", "
+			    "\"isa_level\": \"%s\", \"flags\": [\"fp\"]}}",
+			    levels[i]);
+			g_autoptr(JsonNode) node = gb_json_parse(doc, strlen(doc), NULL);
+
+			cli_census_add(r, name, "test", NULL, json_node_get_object(node));
+		}
+		cli_census_finish(r, FALSE, &require);
+		g_assert_cmpuint(r->n_require_failed, ==, 1);
+		if (required == 86) {
+			g_assert_null(find_guest(r, "g0")->require);
+			g_assert_true(
+			    g_str_has_prefix(find_guest(r, "g1")->require,
+			                     "armv9-a does not reach the required armv8.6-a"));
+		} else {
+			g_assert_true(
+			    g_str_has_prefix(find_guest(r, "g0")->require,
+			                     "armv8.6-a does not reach the required armv9-a"));
+			g_assert_null(find_guest(r, "g1")->require);
+		}
+		g_assert_null(find_guest(r, "g2")->require);
+	}
 }
 
 /* Levels and architectures the census cannot place: a problem each, not a guess. */
@@ -541,6 +605,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/census/qemu/malformed", test_census_qemu_malformed);
 	g_test_add_func("/census/mixed", test_census_mixed);
 	g_test_add_func("/census/arm-meet", test_census_arm_meet);
+	g_test_add_func("/census/require-arm", test_census_require_arm);
 	g_test_add_func("/census/arch-problems", test_census_arch_problems);
 	g_test_add_func("/census/qemu/mixed", test_census_qemu_mixed);
 	return g_test_run();

@@ -210,6 +210,10 @@ static void test_table_tuned(void)
 	                          "sha_ni:present vmx:absent svm:absent\n");
 	assert_contains(out->str, "KVM (signature KVMKVMKVM, from cpuid)\n");
 	assert_contains(out->str, "  memory       15.6 GiB\n");
+	/* an agent before memory.page_size_bytes: unknown */
+	assert_contains(out->str, "  memory       15.6 GiB\n  page size    unknown\n");
+	/* x86 has no MIDR: no line for it */
+	g_assert_null(strstr(out->str, "midr"));
 	assert_contains(out->str, "4096 pages of 2 MiB (4096 free), THP madvise\n");
 	assert_contains(out->str, "  numa node 0  cpus 0-3 (4 vCPUs), memory 15.6 GiB\n");
 	assert_contains(out->str, "kvm-clock (available: kvm-clock tsc acpi_pm)\n");
@@ -224,6 +228,82 @@ static void test_table_tuned(void)
 	assert_contains(color->str, "\033[32mpresent\033[0m");
 	assert_contains(color->str, "\033[33mabsent\033[0m");
 	assert_terminal_safe(color->str, TRUE, FALSE);
+}
+
+/* aarch64: the MIDR behind vendor and model, and the base page size. */
+static void test_table_arm(void)
+{
+	const char *dir = g_getenv("GB_TEST_DATA");
+	const struct {
+		const char *fixture, *midr;
+	} cases[] = {
+		{ "arm-a57-xen.expected.json",
+		  "  midr         implementer 0x41, variant 0x1, part 0xd07, revision 0 (from "
+		  "cpuinfo)\n" },
+		{ "arm-qemu-max.expected.json",
+		  "  midr         implementer 0x00, variant 0x0, part 0x051, revision 0 (from "
+		  "cpuinfo)\n" },
+		/* no MIDR to be read: null, with an error entry */
+		{ "arm-broken.expected.json", "  midr         unknown\n" },
+	};
+
+	g_assert_nonnull(dir);
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *path = g_build_filename(dir, "facts", cases[i].fixture, NULL);
+		g_autofree char *data = NULL;
+		g_autoptr(GError) error = NULL;
+		g_autoptr(JsonNode) node = NULL;
+		g_autoptr(GString) out = g_string_new(NULL);
+		gsize len = 0;
+		JsonObject *memory;
+
+		g_assert_true(g_file_get_contents(path, &data, &len, &error));
+		node = gb_json_parse(data, len, &error);
+		g_assert_no_error(error);
+		memory = json_object_get_object_member(json_node_get_object(node), "memory");
+		if (memory != NULL)
+			json_object_set_int_member(memory, "page_size_bytes", 65536);
+		cli_facts_render_table(out, "arm", json_node_get_object(node), FALSE);
+		g_test_message("%s", out->str);
+		assert_contains(out->str, cases[i].midr);
+		/* right under the cpu line */
+		g_assert_nonnull(strstr(strstr(out->str, "  cpu  "), "\n  midr  "));
+		if (memory != NULL)
+			assert_contains(out->str, "  page size    64 KiB\n");
+	}
+	/* what a guest may send instead: wrong types read as unknown */
+	{
+		const char *doc = "{\"cpu\": {\"architecture\": \"aarch64\", \"midr\": \"0x41\"}, "
+		                  "\"memory\": {\"page_size_bytes\": \"4k\"}}";
+		const char *doc2 =
+		    "{\"cpu\": {\"architecture\": \"aarch64\", \"midr\": "
+		    "{\"implementer\": 65, \"part\": \"0xd07\", \"revision\": \"1\"}}, "
+		    "\"memory\": {\"page_size_bytes\": -4096}}";
+		g_autoptr(JsonNode) node = gb_json_parse(doc, strlen(doc), NULL);
+		g_autoptr(JsonNode) node2 = gb_json_parse(doc2, strlen(doc2), NULL);
+		g_autoptr(GString) out = g_string_new(NULL);
+		g_autoptr(GString) out2 = g_string_new(NULL);
+
+		cli_facts_render_table(out, "w", json_node_get_object(node), FALSE);
+		cli_facts_render_table(out2, "w", json_node_get_object(node2), FALSE);
+		assert_contains(out->str, "  midr         unknown\n");
+		assert_contains(out->str, "  page size    unknown\n");
+		assert_contains(out2->str,
+		                "  midr         implementer unknown, variant unknown, part "
+		                "0xd07, revision unknown (from unknown)\n");
+		assert_contains(out2->str, "  page size    unknown\n");
+	}
+	/* and 4 KiB pages, as the Debian arm64 cloud kernel has */
+	{
+		g_autoptr(JsonNode) node = load_fixture("tuned-host.json");
+		g_autoptr(GString) out = g_string_new(NULL);
+		JsonObject *memory =
+		    json_object_get_object_member(json_node_get_object(node), "memory");
+
+		json_object_set_int_member(memory, "page_size_bytes", 4096);
+		cli_facts_render_table(out, "x", json_node_get_object(node), FALSE);
+		assert_contains(out->str, "  memory       15.6 GiB\n  page size    4 KiB\n");
+	}
 }
 
 static void test_table_legacy(void)
@@ -316,6 +396,7 @@ static void test_hostile_types(void)
 	assert_contains(table->str, "  flags        unknown\n");
 	assert_contains(table->str, "  hypervisor   unknown\n");
 	assert_contains(table->str, "  memory       unknown\n");
+	assert_contains(table->str, "  page size    unknown\n");
 	/* the -5 bytes of node 0 are not shown as a size */
 	assert_contains(table->str, "numa node unknown cpus unknown, memory unknown\n");
 	assert_contains(table->str, "  disk unknown unknown, unknown, scheduler unknown");
@@ -464,6 +545,7 @@ int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/facts-view/escape", test_escape);
+	g_test_add_func("/facts-view/table-arm", test_table_arm);
 	g_test_add_func("/facts-view/format-bytes", test_format_bytes);
 	g_test_add_func("/facts-view/format-rate", test_format_rate);
 	g_test_add_func("/facts-view/format-duration", test_format_duration);

@@ -135,7 +135,12 @@ static void test_real_document(void)
 	g_assert_cmpuint(facts->errors.items->len, ==, 2);
 
 	/* the normal nulls of a real guest, in document order */
-	assert_problems(facts, "steal.percent: null\n"
+	/* x86 has no MIDR; a sysroot has no page size */
+	g_assert_cmpint(facts->cpu.midr.node.fact.state, ==, CLI_FACT_NULL);
+	g_assert_cmpint(facts->memory.page_size_bytes.fact.state, ==, CLI_FACT_NULL);
+	assert_problems(facts, "cpu.midr: null\n"
+	                       "memory.page_size_bytes: null\n"
+	                       "steal.percent: null\n"
 	                       "block[0].model: null\n"
 	                       "net[0].speed_mbps: null\n"
 	                       "net[1].driver: null\n"
@@ -205,7 +210,9 @@ static void test_missing(void)
 		                       "cpu.isa_level: missing\n"
 		                       "cpu.isa_missing: missing\n"
 		                       "cpu.vulnerabilities: missing\n"
+		                       "cpu.midr: missing\n"
 		                       "memory.total_bytes: missing\n"
+		                       "memory.page_size_bytes: missing\n"
 		                       "memory.hugepages: missing\n"
 		                       "memory.thp: missing\n"
 		                       "memory.numa.nodes: missing\n"
@@ -254,6 +261,7 @@ static void test_null(void)
 	                       "cpu.isa_level: missing\n"
 	                       "cpu.isa_missing: missing\n"
 	                       "cpu.vulnerabilities: missing\n"
+	                       "cpu.midr: missing\n"
 	                       "memory: null\n"
 	                       "clocksource.current: null\n"
 	                       "clocksource.available: null\n"
@@ -299,7 +307,9 @@ static void test_wrong_types(void)
 	                       "cpu.isa_level: missing\n"
 	                       "cpu.isa_missing: missing\n"
 	                       "cpu.vulnerabilities: missing\n"
+	                       "cpu.midr: missing\n"
 	                       "memory.total_bytes: wrong type (expected integer)\n"
+	                       "memory.page_size_bytes: missing\n"
 	                       "memory.hugepages: wrong type (expected object)\n"
 	                       "memory.thp: wrong type (expected string)\n"
 	                       "memory.numa.nodes[0]: wrong type (expected object)\n"
@@ -385,8 +395,8 @@ static void test_huge_arrays(void)
 	g_assert_cmpstr(last->node.path, ==, "block[19999]");
 	g_assert_cmpstr(last->bus.value, ==, "nvme");
 	assert_path(&last->name.fact, "block[19999].name");
-	/* 12 missing members per disk, 9 of cpu, 7 of the document */
-	g_assert_cmpuint(facts->problems->len, ==, n * 12 + 16);
+	/* 12 missing members per disk, 10 of cpu, 7 of the document */
+	g_assert_cmpuint(facts->problems->len, ==, n * 12 + 17);
 }
 
 static void test_unnamed_items(void)
