@@ -188,7 +188,7 @@ void cli_census_add_problem(CliCensus *census, const char *name, const char *sou
 void cli_census_add(CliCensus *census, const char *name, const char *source,
                     const char *const *tags, JsonObject *facts)
 {
-	g_autoptr(CliFacts) model = cli_facts_new(facts);
+	g_autoptr(CliFacts) model = cli_facts_new_sections(facts, CLI_FACTS_SECTION_CPU);
 	const CliFactsCpu *cpu = &model->cpu;
 	CliCensusGuest *g = cli_census_guest_new(name, source, tags);
 	g_autoptr(GString) problem = g_string_new(NULL);
