@@ -235,6 +235,15 @@ void cli_census_add(CliCensus *census, const char *name, const char *source,
 		g->hypervisor = g_strdup("unknown");
 }
 
+void cli_census_take_guests(CliCensus *census, CliCensus *part)
+{
+	/* the pointers move: part's array must not free them */
+	g_ptr_array_set_free_func(part->guests, NULL);
+	g_ptr_array_extend(census->guests, part->guests, NULL, NULL);
+	g_ptr_array_set_size(part->guests, 0);
+	g_ptr_array_set_free_func(part->guests, (GDestroyNotify)cli_census_guest_free);
+}
+
 /* ---- the host's QEMU models -----------------------------------------------------------
  */
 
