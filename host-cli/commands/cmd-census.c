@@ -6,6 +6,8 @@
  */
 #include "config.h"
 
+#include <sched.h>
+
 #include "guestbench-protocol.h"
 
 #include "analysis/census.h"
@@ -131,6 +133,16 @@ static void cli_census_read_document(gpointer data, gpointer user_data)
 	cli_census_add_document(doc->part, doc->path, &doc->error);
 }
 
+/* The processors this process may run on (taskset, cpusets), which GLib does not count. */
+static guint cli_census_processors(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (guint)CPU_COUNT(&set);
+	return g_get_num_processors();
+}
+
 /*
  * Reads the saved documents on a thread per processor (reading and parsing
  * is what a census of thousands of them costs) and adds their guests in
@@ -139,7 +151,7 @@ static void cli_census_read_document(gpointer data, gpointer user_data)
  */
 static gboolean cli_census_add_documents(CliCensus *census, GPtrArray *paths, GError **error)
 {
-	guint n_threads = MIN(g_get_num_processors(), paths->len);
+	guint n_threads = MIN(cli_census_processors(), paths->len);
 	g_autofree CliCensusDocument *docs = g_new0(CliCensusDocument, paths->len);
 	gboolean ok = TRUE;
 
