@@ -252,12 +252,15 @@ gboolean gb_json_get_int_array(JsonObject *obj, const char *member, GbJsonFlags 
 	n = json_array_get_length(arr);
 	vals = g_array_sized_new(FALSE, FALSE, sizeof(gint64), n);
 	for (guint i = 0; i < n; i++) {
-		g_autofree char *name = g_strdup_printf("%s[%u]", member, i);
+		JsonNode *node = json_array_get_element(arr, i);
 		gint64 val = 0;
 
-		if (!gb_json_node_get_int(json_array_get_element(arr, i), name, min, max, &val,
-		                          error))
-			return FALSE;
+		/* the element's name is made for the error only: most arrays are read whole */
+		if (!gb_json_node_get_int(node, member, min, max, &val, NULL)) {
+			g_autofree char *name = g_strdup_printf("%s[%u]", member, i);
+
+			return gb_json_node_get_int(node, name, min, max, &val, error);
+		}
 		g_array_append_val(vals, val);
 	}
 	*out = g_steal_pointer(&vals);
@@ -278,11 +281,14 @@ gboolean gb_json_get_strv(JsonObject *obj, const char *member, GbJsonFlags flags
 	n = json_array_get_length(arr);
 	vals = g_ptr_array_new_full(n + 1, g_free);
 	for (guint i = 0; i < n; i++) {
-		g_autofree char *name = g_strdup_printf("%s[%u]", member, i);
+		JsonNode *node = json_array_get_element(arr, i);
 		const char *val = NULL;
 
-		if (!gb_json_node_get_string(json_array_get_element(arr, i), name, &val, error))
-			return FALSE;
+		if (!gb_json_node_get_string(node, member, &val, NULL)) {
+			g_autofree char *name = g_strdup_printf("%s[%u]", member, i);
+
+			return gb_json_node_get_string(node, name, &val, error);
+		}
 		g_ptr_array_add(vals, g_strdup(val));
 	}
 	g_ptr_array_add(vals, NULL);
