@@ -252,12 +252,15 @@ gboolean gb_json_get_int_array(JsonObject *obj, const char *member, GbJsonFlags 
 	n = json_array_get_length(arr);
 	vals = g_array_sized_new(FALSE, FALSE, sizeof(gint64), n);
 	for (guint i = 0; i < n; i++) {
-		g_autofree char *name = g_strdup_printf("%s[%u]", member, i);
+		JsonNode *node = json_array_get_element(arr, i);
 		gint64 val = 0;
 
-		if (!gb_json_node_get_int(json_array_get_element(arr, i), name, min, max, &val,
-		                          error))
-			return FALSE;
+		/* the element's name is made for the error only: most arrays are read whole */
+		if (!gb_json_node_get_int(node, member, min, max, &val, NULL)) {
+			g_autofree char *name = g_strdup_printf("%s[%u]", member, i);
+
+			return gb_json_node_get_int(node, name, min, max, &val, error);
+		}
 		g_array_append_val(vals, val);
 	}
 	*out = g_steal_pointer(&vals);
@@ -278,11 +281,14 @@ gboolean gb_json_get_strv(JsonObject *obj, const char *member, GbJsonFlags flags
 	n = json_array_get_length(arr);
 	vals = g_ptr_array_new_full(n + 1, g_free);
 	for (guint i = 0; i < n; i++) {
-		g_autofree char *name = g_strdup_printf("%s[%u]", member, i);
+		JsonNode *node = json_array_get_element(arr, i);
 		const char *val = NULL;
 
-		if (!gb_json_node_get_string(json_array_get_element(arr, i), name, &val, error))
-			return FALSE;
+		if (!gb_json_node_get_string(node, member, &val, NULL)) {
+			g_autofree char *name = g_strdup_printf("%s[%u]", member, i);
+
+			return gb_json_node_get_string(node, name, &val, error);
+		}
 		g_ptr_array_add(vals, g_strdup(val));
 	}
 	g_ptr_array_add(vals, NULL);
@@ -415,9 +421,15 @@ static guint gb_json_hex4(const char *p, gsize avail)
 	return v;
 }
 
+/*
+ * members: one count per object, in the order the objects open in the text,
+ * of the members written in it (its ':'), for gb_json_check_counts().
+ */
 static const char *gb_json_prescan(const char *data, gsize len, GString **rewritten, gsize *out_len,
-                                   GError **error)
+                                   GArray *members, GError **error)
 {
+	/* per open container: its index in members, or -1 for an array */
+	g_autoptr(GArray) open = g_array_new(FALSE, FALSE, sizeof(gint));
 	gsize depth = 0;
 	gboolean in_string = FALSE;
 	gboolean escape = FALSE;
@@ -493,12 +505,18 @@ static const char *gb_json_prescan(const char *data, gsize len, GString **rewrit
 			continue;
 		}
 		if (c == '{' || c == '[') {
+			gint index = c == '{' ? (gint)members->len : -1;
+
 			if (++depth > GB_JSON_PARSE_MAX_DEPTH) {
 				g_set_error(error, GB_ERROR, GB_ERROR_PARSE,
 				            "JSON parse error, nesting exceeds %u levels",
 				            (guint)GB_JSON_PARSE_MAX_DEPTH);
 				return NULL;
 			}
+			if (c == '{')
+				g_array_set_size(members, members->len + 1);
+			g_array_set_size(open, depth);
+			g_array_index(open, gint, depth - 1) = index;
 			continue;
 		}
 		if (c == '}' || c == ']') {
@@ -507,6 +525,8 @@ static const char *gb_json_prescan(const char *data, gsize len, GString **rewrit
 				done = TRUE;
 			continue;
 		}
+		if (c == ':' && depth > 0 && g_array_index(open, gint, depth - 1) >= 0)
+			g_array_index(members, guint, g_array_index(open, gint, depth - 1))++;
 		if (c == ',' || c == ':')
 			continue;
 
@@ -555,30 +575,50 @@ static const char *gb_json_prescan(const char *data, gsize len, GString **rewrit
 	return data;
 }
 
-typedef struct {
-	GHashTable *counts; /* JsonObject -> members parsed so far */
-	gboolean duplicate;
-} GbJsonDupCheck;
-
-/* json-glib keeps the last of duplicate keys silently; qemu-ga refuses them. */
-static void gb_json_object_member_cb(JsonParser *parser, JsonObject *obj, const char *member,
-                                     gpointer user_data)
+/*
+ * json-glib keeps the last of duplicate keys silently; qemu-ga refuses them.
+ * An object holds fewer members than its text wrote exactly when a key was
+ * repeated. The objects are visited in the order they open in the text
+ * (depth first, members in order): up to the first object with a repeated
+ * key, no subtree was dropped, so the counts of members line up with them.
+ * (Counting in the text and comparing after is a fraction of the cost of
+ * json-glib's object-member signal, emitted for every member.)
+ */
+static gboolean gb_json_check_counts(JsonNode *node, GArray *members, guint *next)
 {
-	GbJsonDupCheck *check = user_data;
-	guint count = GPOINTER_TO_UINT(g_hash_table_lookup(check->counts, obj)) + 1;
+	if (JSON_NODE_HOLDS_OBJECT(node)) {
+		JsonObject *obj = json_node_get_object(node);
+		JsonObjectIter iter;
+		const char *name;
+		JsonNode *child;
 
-	g_hash_table_insert(check->counts, obj, GUINT_TO_POINTER(count));
-	if (count > json_object_get_size(obj))
-		check->duplicate = TRUE;
+		if (*next >= members->len ||
+		    g_array_index(members, guint, *next) != json_object_get_size(obj))
+			return FALSE;
+		(*next)++;
+		json_object_iter_init_ordered(&iter, obj);
+		while (json_object_iter_next_ordered(&iter, &name, &child)) {
+			if (!gb_json_check_counts(child, members, next))
+				return FALSE;
+		}
+	} else if (JSON_NODE_HOLDS_ARRAY(node)) {
+		JsonArray *array = json_node_get_array(node);
+
+		for (guint i = 0; i < json_array_get_length(array); i++) {
+			if (!gb_json_check_counts(json_array_get_element(array, i), members, next))
+				return FALSE;
+		}
+	}
+	return TRUE;
 }
 
 JsonNode *gb_json_parse(const char *data, gsize len, GError **error)
 {
 	g_autoptr(JsonParser) parser = NULL;
 	g_autoptr(GString) rewritten = NULL;
-	g_autoptr(GHashTable) counts = g_hash_table_new(g_direct_hash, g_direct_equal);
+	g_autoptr(GArray) members = g_array_new(FALSE, TRUE, sizeof(guint));
 	g_autoptr(GError) error_local = NULL;
-	GbJsonDupCheck check = { .counts = counts, .duplicate = FALSE };
+	guint next = 0;
 	const char *text;
 	gsize text_len = 0;
 	JsonNode *root;
@@ -592,12 +632,12 @@ JsonNode *gb_json_parse(const char *data, gsize len, GError **error)
 		                    "JSON parse error, message too large");
 		return NULL;
 	}
-	text = gb_json_prescan(data != NULL ? data : "", len, &rewritten, &text_len, error);
+	text =
+	    gb_json_prescan(data != NULL ? data : "", len, &rewritten, &text_len, members, error);
 	if (text == NULL)
 		return NULL;
 
 	parser = json_parser_new();
-	g_signal_connect(parser, "object-member", G_CALLBACK(gb_json_object_member_cb), &check);
 	if (!json_parser_load_from_data(parser, text, (gssize)text_len, &error_local)) {
 		/* json-glib quotes the offending input, which may be any bytes */
 		g_autofree char *msg = g_utf8_make_valid(error_local->message, -1);
@@ -620,15 +660,16 @@ JsonNode *gb_json_parse(const char *data, gsize len, GError **error)
 		g_set_error(error, GB_ERROR, GB_ERROR_PARSE, "JSON parse error, %s", msg);
 		return NULL;
 	}
-	if (check.duplicate) {
-		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
-		                    "JSON parse error, duplicate key");
-		return NULL;
-	}
 	root = json_parser_steal_root(parser);
 	if (root == NULL) {
 		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
 		                    "JSON parse error, empty input");
+		return NULL;
+	}
+	if (!gb_json_check_counts(root, members, &next)) {
+		json_node_unref(root);
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
+		                    "JSON parse error, duplicate key");
 		return NULL;
 	}
 	return root;

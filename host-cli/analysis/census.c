@@ -188,7 +188,7 @@ void cli_census_add_problem(CliCensus *census, const char *name, const char *sou
 void cli_census_add(CliCensus *census, const char *name, const char *source,
                     const char *const *tags, JsonObject *facts)
 {
-	g_autoptr(CliFacts) model = cli_facts_new(facts);
+	g_autoptr(CliFacts) model = cli_facts_new_sections(facts, CLI_FACTS_SECTION_CPU);
 	const CliFactsCpu *cpu = &model->cpu;
 	CliCensusGuest *g = cli_census_guest_new(name, source, tags);
 	g_autoptr(GString) problem = g_string_new(NULL);
@@ -233,6 +233,15 @@ void cli_census_add(CliCensus *census, const char *name, const char *source,
 		g->hypervisor = g_strdup("none");
 	else
 		g->hypervisor = g_strdup("unknown");
+}
+
+void cli_census_take_guests(CliCensus *census, CliCensus *part)
+{
+	/* the pointers move: part's array must not free them */
+	g_ptr_array_set_free_func(part->guests, NULL);
+	g_ptr_array_extend(census->guests, part->guests, NULL, NULL);
+	g_ptr_array_set_size(part->guests, 0);
+	g_ptr_array_set_free_func(part->guests, (GDestroyNotify)cli_census_guest_free);
 }
 
 /* ---- the host's QEMU models -----------------------------------------------------------

@@ -108,6 +108,12 @@ void cli_census_add(CliCensus *census, const char *name, const char *source,
 void cli_census_add_problem(CliCensus *census, const char *name, const char *source,
                             const char *problem);
 /*
+ * Moves the guests of part (added to it alone, not finished) to the end of
+ * census, in their order; part is left without guests. Lets documents be
+ * read into parts on several threads and joined in a fixed order.
+ */
+void cli_census_take_guests(CliCensus *census, CliCensus *part);
+/*
  * Groups, baselines, outliers and the lowest level. by_tag: outliers are
  * judged within each tag group (guests without tags: within the fleet) and a
  * scope is made per tag; require may be NULL.

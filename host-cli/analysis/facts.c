@@ -546,7 +546,7 @@ static void facts_read_os_errors(CliFacts *facts, JsonObject *root)
 	}
 }
 
-CliFacts *cli_facts_new(JsonObject *facts_obj)
+CliFacts *cli_facts_new_sections(JsonObject *facts_obj, CliFactsSections sections)
 {
 	CliFacts *facts = g_new0(CliFacts, 1);
 	/* no document reads like an empty one: every section absent */
@@ -557,13 +557,21 @@ CliFacts *cli_facts_new(JsonObject *facts_obj)
 	facts->root.fact.state = CLI_FACT_OK;
 	facts->root.path = g_strdup("");
 	facts_read_string(facts, &facts->agent_version, &facts->root, root, "agent_version");
-	facts_read_cpu(facts, root);
-	facts_read_memory(facts, root);
-	facts_read_clock_steal(facts, root);
-	facts_read_block(facts, root);
-	facts_read_net(facts, root);
-	facts_read_os_errors(facts, root);
+	/* a section not asked for is placed under no object: NO_PARENT, no problems */
+	facts_read_cpu(facts, sections & CLI_FACTS_SECTION_CPU ? root : NULL);
+	facts_read_memory(facts, sections & CLI_FACTS_SECTION_MEMORY ? root : NULL);
+	facts_read_clock_steal(
+	    facts,
+	    sections & (CLI_FACTS_SECTION_CLOCKSOURCE | CLI_FACTS_SECTION_STEAL) ? root : NULL);
+	facts_read_block(facts, sections & CLI_FACTS_SECTION_BLOCK ? root : NULL);
+	facts_read_net(facts, sections & CLI_FACTS_SECTION_NET ? root : NULL);
+	facts_read_os_errors(facts, sections & CLI_FACTS_SECTION_OS ? root : NULL);
 	return facts;
+}
+
+CliFacts *cli_facts_new(JsonObject *facts_obj)
+{
+	return cli_facts_new_sections(facts_obj, CLI_FACTS_SECTION_ALL);
 }
 
 void cli_facts_free(CliFacts *facts)

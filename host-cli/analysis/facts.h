@@ -265,6 +265,13 @@ gboolean cli_facts_sections_parse(const char *list, CliFactsSections *sections, 
 
 /* Reads a gb-get-facts result; facts may be NULL (then every section is absent). Never NULL. */
 CliFacts *cli_facts_new(JsonObject *facts);
+/*
+ * The same, reading only the sections asked for (the agent's errors go with
+ * os): what a reader that needs one section pays. The members of a section
+ * not asked for are CLI_FACT_NO_PARENT, its lists empty, and none of them is
+ * in problems.
+ */
+CliFacts *cli_facts_new_sections(JsonObject *facts, CliFactsSections sections);
 void cli_facts_free(CliFacts *facts);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliFacts, cli_facts_free)
 

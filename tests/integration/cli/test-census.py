@@ -172,6 +172,86 @@ def qmp_checks(tmp, live):
               "%d %r %s" % (p.returncode, err, p.stderr))
 
 
+def parallel_checks(tmp, real):
+    """Documents are read on a thread per processor: the census must not depend on which
+    thread is first. 64 documents on distinct models (some slow to read), one with a
+    malformed cpu member, against the same guests in one document (read in one piece)
+    and against one processor (taskset); the first bad document in operand order is
+    the one named."""
+    par = os.path.join(tmp, "parallel")
+    os.mkdir(par)
+    rows, paths = [], []
+    for i in range(64):
+        facts = copy.deepcopy(real)
+        facts["cpu"]["model_name"] = "model-%02d" % (i * 37 % 64)
+        facts["cpu"]["flags"] = sorted(real["cpu"]["flags"])[i % 5:]
+        if i == 23:
+            facts["cpu"]["flags"] = "fpu vme"
+        g = {"name": "p%02d" % i, "target": "unix:p%02d" % i, "status": "ok", "result": facts}
+        rows.append(g)
+        paths.append(os.path.join(par, "p%02d.json" % i))
+        saved = {"guestbench": "0.1.0", "command": "facts", "guests": [g]}
+        if i % 16 == 0:
+            saved["pad"] = list(range(300000))  # slow to read: the next ones finish first
+        write_json(paths[-1], saved)
+    whole = os.path.join(par, "whole.json")
+    write_json(whole, {"guestbench": "0.1.0", "command": "facts", "guests": rows})
+
+    def strip_sources(text):
+        doc = json.loads(text)
+        for g in doc["guests"]:
+            g["source"] = None
+        return doc
+
+    p = cli("census", "--format", "json", *paths)
+    q = cli("census", "--format", "json", whole)
+    doc = json.loads(p.stdout or "null") or {"guests": []}
+    check("64 documents read in parallel: the guests in operand order, the malformed one "
+          "in its place",
+          p.returncode == 3 and [g["name"] for g in doc["guests"]]
+          == ["p%02d" % i for i in range(64)]
+          and doc["guests"][23]["problem"] == "cpu.flags of the wrong type"
+          and [g["source"] for g in doc["guests"]] == paths and len(doc["groups"]) == 63,
+          "%d %s" % (p.returncode, p.stderr))
+    check("64 documents give the census of the same guests in one document",
+          q.returncode == 3 and strip_sources(p.stdout) == strip_sources(q.stdout),
+          p.stdout[:400] + q.stdout[:400])
+    for fmt in ("table", "csv", "prom"):
+        a = cli("census", "--format", fmt, *paths)
+        b = cli("census", "--format", fmt, *paths)
+        check("64 documents, %s: the same output twice" % fmt,
+              a.returncode == 3 and a.stdout == b.stdout and a.stdout != "", a.stderr)
+    if shutil.which("taskset"):
+        one = subprocess.run(["taskset", "-c", "0", CLI, "census", "--format", "json"] + paths,
+                             capture_output=True, text=True, timeout=120,
+                             stdin=subprocess.DEVNULL)
+        check("64 documents on one processor (read in turn): the same census",
+              one.returncode == 3 and one.stdout == p.stdout, one.stderr)
+    else:
+        skip("census on one processor", "taskset not installed")
+
+    # Two bad documents: the first in operand order is named, though it is the slower one
+    # to read (a large document broken at its end) and the second fails at once.
+    slow = os.path.join(par, "slow.json")
+    with open(slow, "w") as fh:
+        fh.write('{"guestbench": "0.1.0", "command": "facts", "pad": [')
+        fh.write(",".join(["1234567"] * 600000))
+        fh.write("]")
+    fast = os.path.join(par, "fast.json")
+    with open(fast, "w") as fh:
+        fh.write("{not json")
+    for cmd in ([], ["taskset", "-c", "0"] if shutil.which("taskset") else None):
+        if cmd is None:
+            continue
+        p = subprocess.run(cmd + [CLI, "census"] + paths[:5] + [slow] + paths[5:40] + [fast]
+                           + paths[40:], capture_output=True, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL)
+        check("two bad documents%s: exit 2 naming the first in operand order"
+              % (" on one processor" if cmd else ""),
+              p.returncode == 2 and slow in p.stderr and fast not in p.stderr
+              and p.stdout == "", "%d %s" % (p.returncode, p.stderr))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="gb-census-")
     procs = []
@@ -355,6 +435,8 @@ def main():
             qmp_checks(tmp, live)
         else:
             skip("census --qmp", "qemu-system-x86_64 not installed")
+
+        parallel_checks(tmp, real)
 
         # 10,000 saved documents, one guest each, on varied models (bench/census times it).
         many = os.path.join(tmp, "many")

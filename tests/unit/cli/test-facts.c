@@ -243,6 +243,48 @@ static void test_missing(void)
 	}
 }
 
+/* A reader that asks for some sections reads those, and no other is a problem. */
+static void test_sections(void)
+{
+	g_autoptr(JsonNode) node = parse(
+	    "{\"agent_version\": 1, \"cpu\": {\"model_name\": \"m\", \"flags\": [\"b\", \"a\"], "
+	    "\"count\": \"two\"}, \"memory\": 7, \"steal\": null, \"block\": [3], \"net\": {}, "
+	    "\"errors\": [{\"member\": 1}]}");
+	JsonObject *obj = json_node_get_object(node);
+	g_autoptr(CliFacts) cpu = cli_facts_new_sections(obj, CLI_FACTS_SECTION_CPU);
+	g_autoptr(CliFacts) all = cli_facts_new_sections(obj, CLI_FACTS_SECTION_ALL);
+	g_autoptr(CliFacts) plain = cli_facts_new(obj);
+	g_autofree char *all_text = problems_text(all);
+	g_autofree char *plain_text = problems_text(plain);
+
+	assert_problems(cpu, "agent_version: wrong type (expected string)\n"
+	                     "cpu.architecture: missing\n"
+	                     "cpu.vendor: missing\n"
+	                     "cpu.count: wrong type (expected integer)\n"
+	                     "cpu.hypervisor: missing\n"
+	                     "cpu.cpuid: missing\n"
+	                     "cpu.isa_level: missing\n"
+	                     "cpu.isa_missing: missing\n"
+	                     "cpu.vulnerabilities: missing\n");
+	g_assert_cmpstr(cpu->cpu.model_name.value, ==, "m");
+	g_assert_cmpstr(cpu->cpu.flags.value[1], ==, "a");
+	/* the sections not asked for: under no object, empty lists, nothing freed twice */
+	g_assert_cmpint(cpu->memory.node.fact.state, ==, CLI_FACT_NO_PARENT);
+	g_assert_cmpint(cpu->memory.hugepages.total.fact.state, ==, CLI_FACT_NO_PARENT);
+	g_assert_cmpint(cpu->steal.node.fact.state, ==, CLI_FACT_NO_PARENT);
+	g_assert_cmpint(cpu->block.fact.state, ==, CLI_FACT_NO_PARENT);
+	g_assert_cmpuint(cpu->block.items->len, ==, 0);
+	g_assert_cmpuint(cpu->net.items->len, ==, 0);
+	g_assert_cmpuint(cpu->errors.items->len, ==, 0);
+	g_assert_cmpuint(cpu->memory.numa.nodes.items->len, ==, 0);
+	/* every section is what cli_facts_new() reads */
+	g_assert_cmpstr(all_text, ==, plain_text);
+	g_assert_true(strstr(all_text, "memory: wrong type (expected object)\n") != NULL);
+	g_assert_true(strstr(all_text, "block[0]: wrong type (expected object)\n") != NULL);
+	g_assert_cmpuint(all->block.items->len, ==, 1);
+	g_assert_cmpuint(all->errors.items->len, ==, 1);
+}
+
 static void test_null(void)
 {
 	g_autoptr(CliFacts) facts = facts_from(
@@ -578,6 +620,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/facts/fixtures", test_fixtures);
 	g_test_add_func("/facts/missing", test_missing);
 	g_test_add_func("/facts/null", test_null);
+	g_test_add_func("/facts/sections", test_sections);
 	g_test_add_func("/facts/wrong-types", test_wrong_types);
 	g_test_add_func("/facts/huge-arrays", test_huge_arrays);
 	g_test_add_func("/facts/cpu-audit-members", test_cpu_audit_members);

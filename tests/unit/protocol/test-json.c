@@ -172,6 +172,24 @@ static void test_json_parse_duplicate(void)
 	                       "JSON parse error, duplicate key");
 	assert_parse_error_str("[{},{\"a\":{\"a\":1},\"a\":{}}]",
 	                       "JSON parse error, duplicate key");
+	/* members are counted in the text and compared with the objects json-glib made */
+	assert_parse_error_str("[{\"a\":1},{\"b\":{\"c\":[{},{\"d\":1,\"d\":1}]}}]",
+	                       "JSON parse error, duplicate key");
+	assert_parse_error_str("{\"a\":{\"x\":{\"y\":{}}},\"a\":1,\"b\":{}}",
+	                       "JSON parse error, duplicate key");
+	assert_parse_error_str("{\"n\":123456789012345678901234,\"n\":1}",
+	                       "JSON parse error, duplicate key");
+	assert_parse_error_str("{\"k:\":1,\"k:\":{\"a\":\"b:c\"}}",
+	                       "JSON parse error, duplicate key");
+	{
+		/* colons, braces and quotes inside strings are not members */
+		g_autoptr(JsonNode) node = parse_ok(
+		    "{\"a:b\":\"c:d{\",\"e\":{\"f\":\"::}\",\"g\\\":\":[{\"h\":\"\\\":\"}]},"
+		    "\"i\":[[{}],{\"j\":{}}]}");
+
+		g_assert_true(JSON_NODE_HOLDS_OBJECT(node));
+		g_assert_cmpuint(json_object_get_size(json_node_get_object(node)), ==, 3);
+	}
 	{
 		/* the same key in sibling objects is fine */
 		g_autoptr(JsonNode) node = parse_ok("[{\"a\":1},{\"a\":2},{\"a\":{\"a\":3}}]");
