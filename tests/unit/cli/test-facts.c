@@ -265,7 +265,8 @@ static void test_sections(void)
 	                     "cpu.cpuid: missing\n"
 	                     "cpu.isa_level: missing\n"
 	                     "cpu.isa_missing: missing\n"
-	                     "cpu.vulnerabilities: missing\n");
+	                     "cpu.vulnerabilities: missing\n"
+	                     "cpu.midr: missing\n");
 	g_assert_cmpstr(cpu->cpu.model_name.value, ==, "m");
 	g_assert_cmpstr(cpu->cpu.flags.value[1], ==, "a");
 	/* the sections not asked for: under no object, empty lists, nothing freed twice */
