@@ -12,6 +12,9 @@ real agents, in one `facts` run:
   budget an error naming it, the others ok with their whole facts, the real
   agents always ok (each guest is sure of its share, 8 MiB / 2 / 35 = 117 KiB,
   far above real facts), exit status 3 (a guest failed), and at most 8 MiB kept;
+- a message of 500 KB that is not JSON: parsed, a parse error, within the budget,
+  and with --reply-budget 64k the budget's error (it was not parsed), the real agent
+  beside it ok;
 - --reply-budget values that are not a size (0, -1, 1X, empty, beyond 1 TiB, an
   overflowing number) are usage errors, rc 2, before any guest is contacted (the
   target a socket that listens but never accepts); sizes with k, M and G are taken.
@@ -39,6 +42,7 @@ FACTS_VALUES = FACTS_LIMIT // 8
 # values of 8 bytes ("1000000,"), a few less than the values limit: 1 MiB of text
 AT_LIMIT = {"__zeros__": FACTS_VALUES - 16, "__member__": "cpus", "__value__": "1000000"}
 BUDGET = 8 * 1024 * 1024
+JUNK_VALUES = 250000
 # 30 trees of 131,000 values (about 11 MB each) are over this; 8 MiB of them and
 # the one in flight are far under it
 BOUND_KB = 200 * 1024
@@ -149,6 +153,29 @@ def main(hostile_agent):
         else:
             check("--reply-budget 8M: peak RSS %d MiB, below %d MiB"
                   % (rss // 1024, BOUND_KB // 1024), rss < BOUND_KB, rss)
+
+        # a reply the budget cannot hold is not parsed: 500 KB that are not JSON (no commas)
+        # are a parse error within the budget, and the budget's error beyond it
+        junk = start_hostile(hostile_agent, tmp, "junk",
+                             {"gb-get-facts": {"__raw__": "[" + "1 " * JUNK_VALUES + "]"}},
+                             procs)
+        rc, doc, err, _ = run_cli(tmp, ["--timeout", "2", "--format", "json", "facts", junk,
+                                        honest[0]])
+        g = by_target(doc).get(junk, {})
+        # without an id it is no reply: discarded, and named when the guest times out
+        check("500 KB of junk within the budget: parsed, a parse error (rc %d)" % rc,
+              rc == 3 and "parse error" in (g.get("error") or ""), (rc, g, err[-300:]))
+        rc, doc, err, _ = run_cli(tmp, ["--reply-budget", "64k", "--format", "json", "facts",
+                                        junk, honest[0]])
+        guests = by_target(doc)
+        g = guests.get(junk, {})
+        check("500 KB of junk over --reply-budget 64k: not parsed, the budget's error",
+              rc == 3 and g.get("error") ==
+              ("the fleet's reply budget of 64 KiB is used up: this guest's reply of %d KiB "
+               "was not kept; run fewer guests at once or raise --reply-budget"
+               % -(-(JUNK_VALUES * 2 + 2) // 1024)), (rc, g, err[-300:]))
+        check("--reply-budget 64k: the real agent beside it keeps its facts (its share: 16 KiB)",
+              guests.get(honest[0], {}).get("status") == "ok", guests.get(honest[0]))
 
         # bad values: rc 2 before any guest (a socket that listens but never accepts: a
         # connection attempt would stay queued there)
