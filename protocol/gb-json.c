@@ -804,3 +804,65 @@ char *gb_json_to_string_pretty(JsonNode *node, gsize *len)
 {
 	return gb_json_write(node, TRUE, len);
 }
+
+static gsize gb_json_measure_digits(guint64 value)
+{
+	gsize digits = 1;
+
+	while (value >= 10) {
+		value /= 10;
+		digits++;
+	}
+	return digits;
+}
+
+gsize gb_json_measure(JsonNode *node, gsize *values)
+{
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+	gsize bytes = 0;
+
+	if (values != NULL)
+		(*values)++;
+	switch (node != NULL ? json_node_get_node_type(node) : JSON_NODE_NULL) {
+	case JSON_NODE_OBJECT: {
+		JsonObjectIter iter;
+		const char *name = NULL;
+		JsonNode *member = NULL;
+
+		bytes = 2; /* {} */
+		json_object_iter_init(&iter, json_node_get_object(node));
+		while (json_object_iter_next(&iter, &name, &member))
+			bytes += strlen(name) + 4 + gb_json_measure(member, values); /* "": and , */
+		return bytes;
+	}
+	case JSON_NODE_ARRAY: {
+		JsonArray *array = json_node_get_array(node);
+		guint n = json_array_get_length(array);
+
+		bytes = 2; /* [] */
+		for (guint i = 0; i < n; i++)
+			bytes += 1 + gb_json_measure(json_array_get_element(array, i), values);
+		return bytes;
+	}
+	case JSON_NODE_VALUE:
+		switch (json_node_get_value_type(node)) {
+		case G_TYPE_INT64: {
+			gint64 v = json_node_get_int(node);
+
+			return v < 0 ? 1 + gb_json_measure_digits(-(guint64)v)
+			             : gb_json_measure_digits((guint64)v);
+		}
+		case G_TYPE_DOUBLE:
+			return strlen(g_ascii_dtostr(buf, sizeof(buf), json_node_get_double(node)));
+		case G_TYPE_BOOLEAN:
+			return json_node_get_boolean(node) ? 4 : 5;
+		case G_TYPE_STRING:
+			return strlen(json_node_get_string(node)) + 2;
+		default:
+			return 4;
+		}
+	case JSON_NODE_NULL:
+	default:
+		return 4;
+	}
+}

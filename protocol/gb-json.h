@@ -79,5 +79,11 @@ JsonNode *gb_json_parse(const char *data, gsize len, GError **error);
  */
 char *gb_json_to_string(JsonNode *node, gsize *len);
 char *gb_json_to_string_pretty(JsonNode *node, gsize *len);
+/*
+ * What node costs as a reply, without writing it: about the bytes of its
+ * compact JSON text (strings counted unescaped) and, added to *values, its
+ * values as GbFramer counts them (every object, array and scalar).
+ */
+gsize gb_json_measure(JsonNode *node, gsize *values);
 
 G_END_DECLS

@@ -8,12 +8,14 @@
 #include "guestbench-protocol.h"
 
 #include "fleet/remote.h"
+#include "commands/bench-args.h"
 #include "commands/commands.h"
 #include "fleet/hostview.h"
 #include "fleet/merge.h"
 #include "fleet/resolve.h"
 #include "fleet/runner.h"
 #include "render/escape.h"
+#include "transport/reply-budget.h"
 
 /*
  * --failed-only filters what the guests' run (or merge) prints; Prometheus needs
@@ -144,6 +146,23 @@ static gboolean cli_option_wait_busy_cb(const char *option_name, const char *val
 	return cli_parse_seconds("--wait-busy", value, 0, &app->opts.wait_busy, error);
 }
 
+/* SIZE in bytes, with an optional k, M or G (binary), from 1 byte to CLI_REPLY_BUDGET_MAX. */
+static gboolean cli_option_reply_budget_cb(const char *option_name, const char *value,
+                                           gpointer data, GError **error)
+{
+	CliApp *app = data;
+	g_autoptr(GError) local_error = NULL;
+
+	if (!cli_bench_parse_size(value, CLI_REPLY_BUDGET_MAX, &app->opts.reply_budget,
+	                          &local_error)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		            "invalid value '%s' for --reply-budget: %s", value,
+		            local_error->message);
+		return FALSE;
+	}
+	return TRUE;
+}
+
 static gboolean cli_option_color_cb(const char *option_name, const char *value, gpointer data,
                                     GError **error)
 {
@@ -265,6 +284,8 @@ static const GOptionEntry cli_target_entries[] = {
 	  "Seconds for the whole run; guests not done time out, jobs cancelled", "SECONDS" },
 	{ "wait-busy", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_wait_busy_cb,
 	  "Wait up to SECONDS for a guest another guestbench is using (default 0)", "SECONDS" },
+	{ "reply-budget", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_reply_budget_cb,
+	  "Guest replies kept for the output, all guests together (default 1G; k, M, G)", "SIZE" },
 	{ "inventory", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
 	  "Add the guests of an inventory file, like @FILE (repeatable)", "FILE" },
 	{ "tag", '\0', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
@@ -887,6 +908,7 @@ CliApp *cli_app_new(void)
 
 	app->opts.format = CLI_FORMAT_TABLE;
 	app->opts.jobs = CLI_DEFAULT_JOBS;
+	app->opts.reply_budget = CLI_REPLY_BUDGET_DEFAULT;
 	app->opts.timeout = CLI_DEFAULT_TIMEOUT;
 	app->opts.color = CLI_COLOR_AUTO;
 	app->args = g_ptr_array_new_with_free_func(g_free);

@@ -9,6 +9,7 @@
 #include "render/results.h"
 #include "render/table.h"
 #include "transport/lock.h"
+#include "transport/reply-budget.h"
 #include "transport/session.h"
 
 G_BEGIN_DECLS
@@ -112,6 +113,7 @@ typedef struct {
 	gboolean format_given; /* --format was on the command line */
 	char *output;          /* -o FILE, NULL for stdout */
 	guint jobs;
+	guint64 reply_budget; /* --reply-budget SIZE: the guests' replies kept (reply-budget.h) */
 	double timeout;       /* seconds, per guest */
 	gboolean quiet;       /* -q: no progress, nothing on stderr but errors */
 	gboolean failed_only; /* --failed-only: the output lists only guests that are not ok */
@@ -297,6 +299,7 @@ struct _CliGuest {
 	CliGuestStatus status;
 	char *error; /* NULL when ok */
 	JsonNode *result;
+	CliReplyHold result_hold; /* what result holds of the fleet's reply budget */
 	CliSession *session;
 	GSource *deadline;
 	double deadline_seconds; /* what the deadline was armed with, for the message */

@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include "gb-error.h"
+#include "gb-json.h"
 
 #include "fleet/runner.h"
 #include "transport/qga.h"
+#include "transport/reply-budget.h"
 #include "analysis/units.h"
 #include "render/escape.h"
 #include "render/output.h"
@@ -71,6 +73,7 @@ void cli_guest_free(CliGuest *guest)
 	g_free(guest->busy_holder);
 	if (guest->result != NULL)
 		json_node_unref(guest->result);
+	cli_reply_budget_release(&guest->result_hold);
 	g_free(guest);
 }
 
@@ -84,6 +87,7 @@ static void cli_guest_finish_as(CliGuest *guest, JsonNode *result, const GError 
 {
 	g_autoptr(JsonNode) result_owned = result;
 	g_autoptr(GError) error_reason = NULL;
+	g_autoptr(GError) error_budget = NULL;
 	CliApp *app = guest->app;
 
 	if (cli_guest_is_done(guest)) {
@@ -95,6 +99,25 @@ static void cli_guest_finish_as(CliGuest *guest, JsonNode *result, const GError 
 		error_reason = g_error_new(GB_ERROR, guest->cancel_reason->code, "%s (%s)",
 		                           guest->cancel_reason->message, error->message);
 		error = error_reason;
+	}
+	/*
+	 * Kept until the output is written, so it counts against the fleet's reply
+	 * budget; one that does not fit is dropped here, and the guest fails (or keeps
+	 * its own error).
+	 */
+	if (result_owned != NULL) {
+		gsize values = 0;
+		gsize text = gb_json_measure(result_owned, &values);
+		guint64 cost = cli_reply_budget_cost(text, values);
+
+		if (!cli_reply_budget_take(cost, &guest->result_hold,
+		                           error == NULL ? &error_budget : NULL)) {
+			g_clear_pointer(&result_owned, json_node_unref);
+			if (error == NULL) {
+				error = error_budget;
+				status = CLI_GUEST_ERROR;
+			}
+		}
 	}
 	if (guest->status == CLI_GUEST_RUNNING && app->n_running > 0)
 		app->n_running--;
@@ -767,6 +790,9 @@ void cli_runner_run(CliApp *app)
 	g_autoptr(GPtrArray) sources = g_ptr_array_new_with_free_func(cli_guest_source_free);
 
 	cli_app_add_guests(app);
+	/* a later pass (bench --contention) shares what the first left */
+	if (app->opts.reply_budget > 0)
+		cli_reply_budget_set(app->opts.reply_budget, app->guests->len);
 	cli_runner_raise_fd_limit(app);
 	app->lock_dir = cli_lock_dir_open_default(&app->lock_dir_error);
 	g_ptr_array_add(sources, cli_runner_attach(app, g_unix_signal_source_new(SIGINT),

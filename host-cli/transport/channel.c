@@ -12,6 +12,7 @@
 #include "guestbench-protocol.h"
 
 #include "transport/channel.h"
+#include "transport/reply-budget.h"
 #include "transport/reply-limit.h"
 #include "transport/stream.h"
 
@@ -271,16 +272,26 @@ static void cli_channel_handle_reply(CliChannel *session, const char *msg, gsize
 	g_autoptr(GError) error = NULL;
 	g_autoptr(JsonNode) id = NULL;
 	g_autoptr(JsonNode) ret = NULL;
+	gboolean over_budget;
 
 	if (call == NULL || !session->call_sent) {
 		cli_channel_discard(session, len, "a message nobody asked for");
 		return;
 	}
-	ret = gb_reply_parse(msg, len, &id, &error);
-	if (!cli_channel_id_equals(id, call->id)) {
-		cli_channel_discard(session, len,
-		                    error != NULL ? error->message : "a reply with another id");
-		return;
+	/*
+	 * What the fleet's reply budget cannot hold is not parsed either (its tree
+	 * would cost up to 12 times its bytes): after the sync the stream is ours, so
+	 * the message is the call's reply, failed with the budget's error as it is.
+	 */
+	over_budget = !cli_reply_budget_check(len, &error);
+	if (!over_budget) {
+		ret = gb_reply_parse(msg, len, &id, &error);
+		if (!cli_channel_id_equals(id, call->id)) {
+			cli_channel_discard(session, len,
+			                    error != NULL ? error->message
+			                                  : "a reply with another id");
+			return;
+		}
 	}
 	g_queue_pop_head(&session->calls);
 	session->call_sent = FALSE;
@@ -289,7 +300,8 @@ static void cli_channel_handle_reply(CliChannel *session, const char *msg, gsize
 	if (ret != NULL) {
 		call->func(&session->parent, ret, NULL, call->user_data);
 	} else {
-		g_prefix_error(&error, "%s: ", call->execute);
+		if (!over_budget)
+			g_prefix_error(&error, "%s: ", call->execute);
 		call->func(&session->parent, NULL, error, call->user_data);
 	}
 	cli_channel_call_free(call);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
+#include "transport/reply-budget.h"
 #include "transport/stream.h"
 #include "transport/virt.h"
 
@@ -16,14 +17,13 @@
 #define CLI_STREAM_CONNECT_RETRY_MS 50
 #define CLI_STREAM_READ_SIZE 65536
 /*
- * A message may carry one value per this many bytes of its size limit. Real
+ * A message may carry one value per CLI_REPLY_BYTES_PER_VALUE bytes of its size limit. Real
  * replies take more: the agent's facts about 16 bytes a value, a bench result
  * 10 to 20 (a net interval {"second", "bytes", "omitted"} is 45 bytes for 4),
  * QMP's CPU model properties about 20. A parsed value costs about 100 bytes
  * in memory, so a reply's tree stays within about 12 times its size limit,
  * where 1 MiB of "0," would cost 50 MiB.
  */
-#define CLI_STREAM_BYTES_PER_VALUE 8
 
 struct _CliStream {
 	CliAddress *address;
@@ -188,7 +188,7 @@ void cli_stream_set_max_message_size(CliStream *stream, gsize max_message_size)
 		return;
 	gb_framer_set_max_size(stream->framer, max_message_size);
 	gb_framer_set_max_values(stream->framer, gb_framer_get_max_size(stream->framer) /
-	                                             CLI_STREAM_BYTES_PER_VALUE);
+	                                             CLI_REPLY_BYTES_PER_VALUE);
 }
 
 static gboolean cli_stream_out_cb(int fd, GIOCondition condition, gpointer user_data)

@@ -253,6 +253,39 @@ static void test_json_to_string(void)
 	g_assert_cmpuint(len, ==, strlen(text));
 }
 
+/* The measure of a tree: about the length of its compact text, and one value per node. */
+static void test_json_measure(void)
+{
+	const struct {
+		const char *doc;
+		gsize values;
+	} cases[] = {
+		{ "{\"a\":[1,\"x\u00e9\"],\"b\":{},\"c\":null,\"d\":true,\"e\":false}", 8 },
+		{ "[-9223372036854775808,9223372036854775807,0,-1,1.5,[],[[]]]", 9 },
+		{ "\"plain\"", 1 },
+		{ "{\"cpus\":[1000000,1000000,1000000]}", 5 },
+	};
+	g_autoptr(JsonNode) null = json_node_init_null(json_node_alloc());
+	gsize values = 3;
+
+	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(JsonNode) node = parse_ok(cases[i].doc);
+		gsize text_len = 0;
+		g_autofree char *text = gb_json_to_string(node, &text_len);
+		gsize n = 0;
+		gsize measured = gb_json_measure(node, &n);
+
+		/* a comma after the last item of a container too: a few bytes over, never under */
+		g_assert_cmpuint(measured, >=, text_len);
+		g_assert_cmpuint(measured, <=, text_len + 2);
+		g_assert_cmpuint(n, ==, cases[i].values);
+	}
+	/* added to what *values holds; NULL is fine */
+	g_assert_cmpuint(gb_json_measure(null, &values), ==, 4);
+	g_assert_cmpuint(values, ==, 4);
+	g_assert_cmpuint(gb_json_measure(null, NULL), ==, 4);
+}
+
 /* Every text the writer makes parses back to the same values, holds nothing a
  * terminal obeys, and the pretty form is the same document. */
 static void test_json_to_string_safe(void)
@@ -779,5 +812,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/json/has-and-members", test_json_has_and_members);
 	g_test_add_func("/json/guest-sync-args", test_json_guest_sync_args);
 	g_test_add_func("/json/to-string-safe", test_json_to_string_safe);
+	g_test_add_func("/json/measure", test_json_measure);
 	return g_test_run();
 }

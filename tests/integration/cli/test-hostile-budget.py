@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""The fleet's reply budget bounds what the CLI keeps of all its guests together.
+
+30 hostile agents (tests/hostile-agent.py) each answer gb-get-facts with a reply
+at its limits (1 MiB, one value per 8 bytes: a tree of about 11 MB), beside 5
+real agents, in one `facts` run:
+
+- with a budget large enough for all (--reply-budget 1G, as without a fleet-wide
+  bound): every guest ok, and the CLI's peak RSS (from wait4, in a small helper) above
+  BOUND_KB: what the fleet's sum costs;
+- with --reply-budget 8M: the CLI's peak RSS below BOUND_KB; the guests over the
+  budget an error naming it, the others ok with their whole facts, the real
+  agents always ok (each guest is sure of its share, 8 MiB / 2 / 35 = 117 KiB,
+  far above real facts), exit status 3 (a guest failed), and at most 8 MiB kept;
+- a message of 500 KB that is not JSON: parsed, a parse error, within the budget,
+  and with --reply-budget 64k the budget's error (it was not parsed), the real agent
+  beside it ok;
+- --reply-budget values that are not a size (0, -1, 1X, empty, beyond 1 TiB, an
+  overflowing number) are usage errors, rc 2, before any guest is contacted (the
+  target a socket that listens but never accepts); sizes with k, M and G are taken.
+
+Usage: test-hostile-budget.py HOSTILE_AGENT (prints TAP)
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from gbtest import check, skip, start_agents, stop, tap_report  # noqa: E402
+
+CLI = os.environ["GB_CLI"]
+HOSTILE = 30
+HONEST = 5
+FACTS_LIMIT = 1024 * 1024
+FACTS_VALUES = FACTS_LIMIT // 8
+# values of 8 bytes ("1000000,"), a few less than the values limit: 1 MiB of text
+AT_LIMIT = {"__zeros__": FACTS_VALUES - 16, "__member__": "cpus", "__value__": "1000000"}
+BUDGET = 8 * 1024 * 1024
+JUNK_VALUES = 250000
+# 30 trees of 131,000 values (about 11 MB each) are over this; 8 MiB of them and
+# the one in flight are far under it
+BOUND_KB = 200 * 1024
+BUDGET_ERROR = ("the fleet's reply budget of 8 MiB is used up: this guest's reply of %d KiB "
+                "was not kept; run fewer guests at once or raise --reply-budget")
+
+
+def start_hostile(hostile_agent, tmp, name, scenario, procs):
+    path = os.path.join(tmp, name + ".json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(scenario, f)
+    sock = os.path.join(tmp, name + ".sock")
+    procs.append(subprocess.Popen([sys.executable, hostile_agent, sock, path],
+                                  stdin=subprocess.DEVNULL))
+    for _ in range(200):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.05)
+    return sock
+
+
+# Starts the CLI and prints its peak RSS: a process's high-water mark starts from its
+# parent's (Linux carries it across fork and exec), so the CLI is not started from this
+# test, whose RSS grows with the documents it reads, but from this small interpreter.
+SPAWN = """
+import os, subprocess, sys
+with open(sys.argv[1], "wb") as out, open(sys.argv[2], "wb") as err:
+    proc = subprocess.Popen(sys.argv[3:], stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+    _, status, usage = os.wait4(proc.pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+"""
+
+
+def run_cli(tmp, args):
+    """(rc, document, stderr, peak RSS in KiB) of one CLI run."""
+    out_path = os.path.join(tmp, "out.json")
+    err_path = os.path.join(tmp, "err.txt")
+    spawned = subprocess.run([sys.executable, "-c", SPAWN, out_path, err_path, CLI] + args,
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             check=True)
+    rc, rss = (int(x) for x in spawned.stdout.split())
+    with open(out_path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    with open(err_path, encoding="utf-8", errors="replace") as f:
+        err_text = f.read()
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        doc = {"unparsed": text[:500]}
+    return rc, doc, err_text, rss
+
+
+def by_target(doc):
+    return {g.get("target"): g for g in doc.get("guests", [])}
+
+
+def main(hostile_agent):
+    tmp = tempfile.mkdtemp(prefix="gb-hostile-budget-")
+    procs = []
+    sanitized = os.environ.get("GB_SANITIZED") == "1"
+    try:
+        hostile = [start_hostile(hostile_agent, tmp, "full%02d" % i, {"gb-get-facts": AT_LIMIT},
+                                 procs) for i in range(HOSTILE)]
+        agents, honest = start_agents(tmp, ["honest%02d" % i for i in range(HONEST)])
+        procs += agents
+        os.environ["XDG_DATA_HOME"] = os.path.join(tmp, "data")
+        # the real agents among the hostile ones, so that some answer after the pool is gone
+        targets = hostile[:10] + honest[:2] + hostile[10:20] + honest[2:] + hostile[20:]
+
+        rc, doc, err, rss_all = run_cli(
+            tmp, ["--timeout", "30", "--reply-budget", "1G", "--format", "json", "facts"]
+            + targets)
+        guests = by_target(doc)
+        ok = [t for t in targets if guests.get(t, {}).get("status") == "ok"]
+        check("--reply-budget 1G: all %d guests kept (%d ok), rc 0" % (len(targets), len(ok)),
+              rc == 0 and len(ok) == len(targets), (rc, err[-500:]))
+        if sanitized:
+            skip("--reply-budget 1G: peak RSS over the bound", "ASan keeps freed memory")
+        else:
+            check("--reply-budget 1G: %d hostile replies kept take peak RSS %d MiB, over %d MiB"
+                  % (HOSTILE, rss_all // 1024, BOUND_KB // 1024), rss_all > BOUND_KB, rss_all)
+
+        rc, doc, err, rss = run_cli(
+            tmp, ["--timeout", "30", "--reply-budget", "8M", "--format", "json", "facts"]
+            + targets)
+        guests = by_target(doc)
+        kept = [t for t in hostile if guests.get(t, {}).get("status") == "ok"
+                and len((guests[t].get("result") or {}).get("cpus") or []) ==
+                AT_LIMIT["__zeros__"]]
+        refused = [t for t in hostile if guests.get(t, {}).get("status") == "error"
+                   and guests[t].get("error") == BUDGET_ERROR % (FACTS_LIMIT // 1024)]
+        print("# 8M: %d hostile kept, %d refused, peak RSS %d KiB (1G: %d KiB)"
+              % (len(kept), len(refused), rss, rss_all))
+        check("--reply-budget 8M: every hostile guest kept whole or an error naming the budget "
+              "(%d kept, %d refused)" % (len(kept), len(refused)),
+              len(kept) + len(refused) == HOSTILE and len(refused) > 0,
+              (list(guests.values())[:2], err[-500:]))
+        check("--reply-budget 8M: at most 8 MiB of hostile replies kept (%d of 1 MiB)" % len(kept),
+              1 <= len(kept) <= BUDGET // FACTS_LIMIT, len(kept))
+        honest_ok = [s for s in honest if guests.get(s, {}).get("status") == "ok"
+                     and isinstance((guests[s].get("result") or {}).get("cpu"), dict)]
+        check("--reply-budget 8M: the %d real agents in the same run ok with their facts (%d)"
+              % (HONEST, len(honest_ok)), len(honest_ok) == HONEST,
+              [guests.get(s) for s in honest if s not in honest_ok][:2])
+        check("--reply-budget 8M: exit status 3 (a guest failed)", rc == 3, rc)
+        if sanitized:
+            skip("--reply-budget 8M: peak RSS bounded", "ASan keeps freed memory")
+        else:
+            check("--reply-budget 8M: peak RSS %d MiB, below %d MiB"
+                  % (rss // 1024, BOUND_KB // 1024), rss < BOUND_KB, rss)
+
+        # a reply the budget cannot hold is not parsed: 500 KB that are not JSON (no commas)
+        # are a parse error within the budget, and the budget's error beyond it
+        junk = start_hostile(hostile_agent, tmp, "junk",
+                             {"gb-get-facts": {"__raw__": "[" + "1 " * JUNK_VALUES + "]"}},
+                             procs)
+        rc, doc, err, _ = run_cli(tmp, ["--timeout", "2", "--format", "json", "facts", junk,
+                                        honest[0]])
+        g = by_target(doc).get(junk, {})
+        # without an id it is no reply: discarded, and named when the guest times out
+        check("500 KB of junk within the budget: parsed, a parse error (rc %d)" % rc,
+              rc == 3 and "parse error" in (g.get("error") or ""), (rc, g, err[-300:]))
+        rc, doc, err, _ = run_cli(tmp, ["--reply-budget", "64k", "--format", "json", "facts",
+                                        junk, honest[0]])
+        guests = by_target(doc)
+        g = guests.get(junk, {})
+        check("500 KB of junk over --reply-budget 64k: not parsed, the budget's error",
+              rc == 3 and g.get("error") ==
+              ("the fleet's reply budget of 64 KiB is used up: this guest's reply of %d KiB "
+               "was not kept; run fewer guests at once or raise --reply-budget"
+               % -(-(JUNK_VALUES * 2 + 2) // 1024)), (rc, g, err[-300:]))
+        check("--reply-budget 64k: the real agent beside it keeps its facts (its share: 16 KiB)",
+              guests.get(honest[0], {}).get("status") == "ok", guests.get(honest[0]))
+
+        # bad values: rc 2 before any guest (a socket that listens but never accepts: a
+        # connection attempt would stay queued there)
+        trap_path = os.path.join(tmp, "trap.sock")
+        trap = socket.socket(socket.AF_UNIX)
+        trap.bind(trap_path)
+        trap.listen(16)
+        trap.setblocking(False)
+        for value in ["0", "-1", "1X", "", "2T", "1025G", "99999999999999999999999", "1.5G",
+                      " 8M"]:
+            rc, doc, err, _ = run_cli(tmp, ["--timeout", "2", "--reply-budget", value, "ping",
+                                            trap_path])
+            try:
+                conn, _ = trap.accept()
+                conn.close()
+                contacted = True
+            except BlockingIOError:
+                contacted = False
+            check("--reply-budget %r: usage error, rc 2, naming the option and the value, no "
+                  "guest contacted" % value,
+                  rc == 2 and "--reply-budget" in err and "'%s'" % value in err
+                  and not contacted, (rc, err, contacted))
+        trap.close()
+        # the unit suffixes, and the option after the command
+        for value in ["4096", "64k", "512M", "2G", "1024G"]:
+            rc, doc, err, _ = run_cli(tmp, ["--format", "json", "ping", "--reply-budget", value,
+                                            honest[1]])
+            check("--reply-budget %s: taken, the ping ok (rc %d)" % (value, rc), rc == 0,
+                  (rc, err[-300:]))
+    finally:
+        stop(procs)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return tap_report()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
