@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Shared pieces of the Python tests (imported, never run as a test): TAP
-results, real agents on unix sockets, and the Prometheus exposition format as
-the tests check it without promtool, and a real node_exporter."""
+results, real agents and hostile peers on unix sockets, the CLI on a real pty,
+the Prometheus exposition format as the tests check it without promtool, and a
+real node_exporter."""
 import os
 import re
 import shutil
@@ -79,6 +80,84 @@ def stop(procs):
 
 
 # ---- the per-target lock of guestbench(1) (FILES) ----------------------------------------
+
+
+# ---- hostile peers ------------------------------------------------------------------------
+
+def start_hostile(hostile_agent, tmp, name, scenario, procs, suffix=".sock", log=None):
+    """tests/hostile-agent.py on a unix socket in tmp, answering as scenario says
+    (a dict: command -> reply); appended to procs. log: where it writes what it was
+    asked (HOSTILE_AGENT_LOG), None for nowhere. Returns the socket's path once it
+    exists."""
+    import json
+    import sys
+    path = os.path.join(tmp, name + ".json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(scenario, f)
+    sock = os.path.join(tmp, name + suffix)
+    env = dict(os.environ, HOSTILE_AGENT_LOG=log) if log is not None else None
+    procs.append(subprocess.Popen([sys.executable, hostile_agent, sock, path],
+                                  stdin=subprocess.DEVNULL, env=env))
+    for _ in range(200):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.05)
+    return sock
+
+
+
+# ---- a real terminal ----------------------------------------------------------------------
+
+def on_pty(cli, args, env_extra=None, cols=None, stderr=True, raw=False, interrupt_after=None,
+           timeout=60):
+    """Runs the CLI with stdout (and stderr unless stderr=False) on a new pty as
+    TERM=xterm, without COLUMNS or NO_COLOR unless env_extra sets them; cols: the
+    pty's width; raw: without the pty's own newline translation (\\n -> \\r\\n),
+    which is not the CLI's doing; interrupt_after: SIGINT after that many seconds.
+    Reads until the CLI closes the pty or timeout; returns (rc, what the terminal
+    got, decoded)."""
+    import fcntl
+    import pty
+    import select
+    import signal
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    if cols is not None:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+    if raw:
+        attrs = termios.tcgetattr(slave)
+        attrs[1] &= ~termios.OPOST
+        termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    env = dict(os.environ, TERM="xterm")
+    env.pop("COLUMNS", None)
+    env.pop("NO_COLOR", None)
+    env.update(env_extra or {})
+    p = subprocess.Popen([cli] + args, stdin=subprocess.DEVNULL, stdout=slave,
+                         stderr=slave if stderr else subprocess.DEVNULL, env=env)
+    os.close(slave)
+    out = b""
+    start = time.monotonic()
+    sent = False
+    while True:
+        if interrupt_after is not None and not sent and time.monotonic() - start > interrupt_after:
+            p.send_signal(signal.SIGINT)
+            sent = True
+        r, _, _ = select.select([master], [], [], 0.1)
+        if not r:
+            if p.poll() is not None or time.monotonic() - start > timeout:
+                break
+            continue
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the CLI closed its end
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    return p.wait(30), out.decode("utf-8", "replace")
+
 
 def lock_dir():
     """Where guestbench(1) says this user's lock files are."""

@@ -5,23 +5,19 @@ the terminal (COLUMNS, else the pty's size) so that each update rewrites the
 same line, names the guest once, shows sizes as the user typed them, a live
 rate and an ETA; Ctrl-C (SIGINT) keeps what the job measured before and prints
 it marked partial, as text and as JSON. Prints TAP."""
-import fcntl
 import json
 import os
-import pty
 import re
-import select
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from gbtest import check, stop, tap_report  # noqa: E402
+from gbtest import on_pty as run_on_pty  # noqa: E402
 
 CLI = os.environ["GB_CLI"]
 AGENT = os.environ["GB_AGENT"]
@@ -41,36 +37,7 @@ def start_agent(sock, scratch):
 
 def on_pty(args, env_extra, cols=80, interrupt_after=None):
     """The CLI with stdout and stderr on one pty of cols columns; returns (rc, output)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
-    env = dict(os.environ)
-    env.pop("COLUMNS", None)
-    env["TERM"] = "xterm"
-    env.update(env_extra)
-    p = subprocess.Popen([CLI] + args, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
-                         env=env)
-    os.close(slave)
-    out = b""
-    start = time.monotonic()
-    sent = False
-    while True:
-        if interrupt_after is not None and not sent and time.monotonic() - start > interrupt_after:
-            p.send_signal(signal.SIGINT)
-            sent = True
-        r, _, _ = select.select([master], [], [], 0.1)
-        if not r:
-            if p.poll() is not None or time.monotonic() - start > 60:
-                break
-            continue
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the CLI closed its end
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(master)
-    return p.wait(30), out.decode("utf-8", "replace")
+    return run_on_pty(CLI, args, env_extra, cols=cols, interrupt_after=interrupt_after)
 
 
 def progress_updates(out):

@@ -24,27 +24,17 @@ import time
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from gbtest import check, start_agents, stop, tap_report  # noqa: E402
+from gbtest import check, start_agents, start_hostile, stop, tap_report  # noqa: E402
 
 CLI = os.environ["GB_CLI"]
 # far above the bound of 36 s: without the bound the run would never end
 NEVER = 90
 
 
-def start_hostile(hostile_agent, tmp, name, scenario, procs):
-    path = os.path.join(tmp, name + ".json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(scenario, f)
-    sock = os.path.join(tmp, name + ".sock")
+def start_logged(hostile_agent, tmp, name, scenario, procs):
+    """A hostile peer that logs what it is asked: (socket, log)."""
     log = os.path.join(tmp, name + ".log")
-    env = dict(os.environ, HOSTILE_AGENT_LOG=log)
-    procs.append(subprocess.Popen([sys.executable, hostile_agent, sock, path],
-                                  stdin=subprocess.DEVNULL, env=env))
-    for _ in range(200):
-        if os.path.exists(sock):
-            break
-        time.sleep(0.05)
-    return sock, log
+    return start_hostile(hostile_agent, tmp, name, scenario, procs, log=log), log
 
 
 def start_cli(args):
@@ -86,8 +76,8 @@ def main(hostile_agent):
                    "gb-bench-status": {"job": 1, "test": "aes", "state": "running",
                                        "progress": 0.1, "phase": "aes-128-gcm 16"},
                    "gb-bench-cancel": {}}
-        bound_sock, bound_log = start_hostile(hostile_agent, tmp, "bound", running, procs)
-        deadline_sock, deadline_log = start_hostile(hostile_agent, tmp, "deadline", running,
+        bound_sock, bound_log = start_logged(hostile_agent, tmp, "bound", running, procs)
+        deadline_sock, deadline_log = start_logged(hostile_agent, tmp, "deadline", running,
                                                     procs)
         agents, socks = start_agents(tmp, ["honest"])
         procs += agents

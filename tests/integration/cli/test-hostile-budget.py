@@ -28,11 +28,10 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from gbtest import check, skip, start_agents, stop, tap_report  # noqa: E402
+from gbtest import check, skip, start_agents, start_hostile, stop, tap_report  # noqa: E402
 
 CLI = os.environ["GB_CLI"]
 HOSTILE = 30
@@ -49,19 +48,6 @@ BOUND_KB = 200 * 1024
 BUDGET_ERROR = ("the fleet's reply budget of 8 MiB is used up: this guest's reply of %d KiB "
                 "was not kept; run fewer guests at once or raise --reply-budget")
 
-
-def start_hostile(hostile_agent, tmp, name, scenario, procs):
-    path = os.path.join(tmp, name + ".json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(scenario, f)
-    sock = os.path.join(tmp, name + ".sock")
-    procs.append(subprocess.Popen([sys.executable, hostile_agent, sock, path],
-                                  stdin=subprocess.DEVNULL))
-    for _ in range(200):
-        if os.path.exists(sock):
-            break
-        time.sleep(0.05)
-    return sock
 
 
 # Starts the CLI and prints its peak RSS: a process's high-water mark starts from its

@@ -44,7 +44,7 @@ import time
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from gbtest import check, skip, start_agents, stop, tap_report  # noqa: E402
+from gbtest import check, skip, start_agents, start_hostile, stop, tap_report  # noqa: E402
 
 CLI = os.environ["GB_CLI"]
 HONEST = 50
@@ -71,19 +71,6 @@ BIG_RESULT = {"gb-bench-start": {"job": 1},
 # 15.6 MB reply took 838 MB
 MAX_RSS_KB = 160 * 1024
 
-
-def start_hostile(hostile_agent, tmp, name, scenario, procs):
-    path = os.path.join(tmp, name + ".json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(scenario, f)
-    sock = os.path.join(tmp, name + ".sock")
-    procs.append(subprocess.Popen([sys.executable, hostile_agent, sock, path],
-                                  stdin=subprocess.DEVNULL))
-    for _ in range(200):
-        if os.path.exists(sock):
-            break
-        time.sleep(0.05)
-    return sock
 
 
 def run_cli(tmp, args):

@@ -29,7 +29,7 @@ sys.dont_write_bytecode = True  # nothing written into the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
-from gbtest import check, skip, start_agents, stop, tap_report  # noqa: E402
+from gbtest import check, skip, start_agents, start_hostile, stop, tap_report  # noqa: E402
 
 CLI = os.environ["GB_CLI"]
 DANGER = "\x1b]0;owned\x07\x1b[2J\x9b31m\u202eLIAF\u202c\r"
@@ -48,18 +48,8 @@ def load_views():
 
 
 def start_monitor(hostile_agent, tmp, name, scenario, procs):
-    scenario = dict(scenario, __qmp__=True)
-    path = os.path.join(tmp, name + ".json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(scenario, f)
-    sock = os.path.join(tmp, name + ".qmp")
-    procs.append(subprocess.Popen([sys.executable, hostile_agent, sock, path],
-                                  stdin=subprocess.DEVNULL))
-    for _ in range(200):
-        if os.path.exists(sock):
-            break
-        time.sleep(0.05)
-    return sock
+    return start_hostile(hostile_agent, tmp, name, dict(scenario, __qmp__=True), procs,
+                         suffix=".qmp")
 
 
 def run(args):

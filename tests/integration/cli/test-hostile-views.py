@@ -15,24 +15,19 @@ then compared) carry the same in label values. The CLI runs on a real pty of
 
 Usage: test-hostile-views.py HOSTILE_AGENT (prints TAP)
 """
-import fcntl
 import json
 import os
-import pty
 import re
-import select
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
-import time
 import unicodedata
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from gbtest import check, start_agents, stop, tap_report  # noqa: E402
+from gbtest import check, start_agents, start_hostile, stop, tap_report  # noqa: E402
+from gbtest import on_pty as run_on_pty  # noqa: E402
 
 CLI = os.environ["GB_CLI"]
 COLS = 80
@@ -53,32 +48,7 @@ DANGER = "\x1b]0;owned\x07\x1b[2J\x9b31m\u202eLIAF\u202c\r"
 
 def on_pty(args, cols=COLS):
     """The CLI with stdout and stderr on one pty of cols columns; (rc, text)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
-    # the pty's own translation (\n -> \r\n) is not the CLI's doing
-    attrs = termios.tcgetattr(slave)
-    attrs[1] &= ~termios.OPOST
-    termios.tcsetattr(slave, termios.TCSANOW, attrs)
-    env = dict(os.environ, TERM="xterm")
-    env.pop("COLUMNS", None)
-    env.pop("NO_COLOR", None)
-    p = subprocess.Popen([CLI] + args, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
-                         env=env)
-    os.close(slave)
-    out = b""
-    while True:
-        r, _, _ = select.select([master], [], [], 60)
-        if not r:
-            break
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the CLI closed its end
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(master)
-    return p.wait(60), out.decode("utf-8", "replace")
+    return run_on_pty(CLI, args, cols=cols, raw=True)
 
 
 def width(line):
@@ -133,19 +103,6 @@ def aes_result(facts, label):
                          "unit": "B/s", "labels": {"block_size": label}}],
             "runs": 1}
 
-
-def start_hostile(hostile_agent, tmp, name, scenario, procs):
-    path = os.path.join(tmp, name + ".json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(scenario, f)
-    sock = os.path.join(tmp, name + ".sock")
-    procs.append(subprocess.Popen([sys.executable, hostile_agent, sock, path],
-                                  stdin=subprocess.DEVNULL))
-    for _ in range(200):
-        if os.path.exists(sock):
-            break
-        time.sleep(0.05)
-    return sock
 
 
 def main(hostile_agent):

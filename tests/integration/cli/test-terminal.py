@@ -5,42 +5,20 @@ colour on a real pty by default, none with NO_COLOR or TERM=dumb (unless
 --color=always), and a reader that closes the pipe early (| head) ends the
 run quietly. Prints TAP."""
 import os
-import pty
-import select
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from gbtest import check, start_agents, stop, tap_report  # noqa: E402
+from gbtest import on_pty as run_on_pty  # noqa: E402
 
 CLI = os.environ["GB_CLI"]
 
 
 def on_pty(args, env_extra):
     """Runs the CLI with stdout on a pty; returns (rc, what the terminal got)."""
-    master, slave = pty.openpty()
-    env = dict(os.environ)
-    env.pop("NO_COLOR", None)
-    env["TERM"] = "xterm"
-    env.update(env_extra)
-    p = subprocess.Popen([CLI] + args, stdin=subprocess.DEVNULL, stdout=slave,
-                         stderr=subprocess.DEVNULL, env=env)
-    os.close(slave)
-    out = b""
-    while True:
-        r, _, _ = select.select([master], [], [], 30)
-        if not r:
-            break
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the CLI closed its end
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(master)
-    return p.wait(30), out.decode("utf-8", "replace")
+    return run_on_pty(CLI, args, env_extra, stderr=False)
 
 
 def main():
