@@ -246,7 +246,8 @@ static void cli_audit_finish(CliGuest *guest, JsonObject *facts, JsonObject *vie
 	CliAuditRequire require = {
 		.isa_level = cli_audit_opt_require_level != NULL ? cli_audit_require.isa_level
 		                                                 : guest->target->require_level,
-		.arm_level = cli_audit_require.arm_level,
+		.arm_level = cli_audit_opt_require_level != NULL ? cli_audit_require.arm_level
+		                                                 : guest->target->require_arm_level,
 		.flags = cli_audit_require.flags != NULL ? cli_audit_require.flags
 		                                         : guest->target->require_flags,
 	};

@@ -389,7 +389,8 @@ static CliTarget *cli_inventory_build(GKeyFile *kf, const char *dir, CliInventor
 	if (g_hash_table_contains(group->key_lines, "require_level")) {
 		g_autofree char *level =
 		    cli_inventory_get_string(kf, kf_group, "require_level", error);
-		if (level == NULL || !cli_isa_level_parse(level, &target->require_level, error)) {
+		if (level == NULL || !cli_require_level_parse(level, &target->require_level,
+		                                              &target->require_arm_level, error)) {
 			g_prefix_error(error, "require_level: ");
 			return NULL;
 		}

@@ -47,6 +47,7 @@ CliTarget *cli_target_copy(const CliTarget *target)
 	copy->qmp = g_strdup(target->qmp);
 	copy->agent_path = g_strdup(target->agent_path);
 	copy->require_level = target->require_level;
+	copy->require_arm_level = target->require_arm_level;
 	copy->require_flags = g_strdupv(target->require_flags);
 	copy->domain = g_strdup(target->domain);
 	copy->uri = g_strdup(target->uri);

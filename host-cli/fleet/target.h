@@ -29,11 +29,12 @@ typedef struct {
 	guint32 cid;  /* CLI_TARGET_VSOCK */
 	guint32 port; /* CLI_TARGET_VSOCK */
 	/* from an inventory (NULL otherwise) */
-	char **tags;          /* tags=, never NULL: empty when none */
-	char *qmp;            /* qmp=: the host-side QMP socket, for a later QMP feature */
-	char *agent_path;     /* agent_path=: where the agent binary lives in the guest */
-	guint require_level;  /* require_level=x86-64-vN for audit (1..4); 0: none */
-	char **require_flags; /* require_flags=a,b for audit; NULL: none */
+	char **tags;             /* tags=, never NULL: empty when none */
+	char *qmp;               /* qmp=: the host-side QMP socket, for a later QMP feature */
+	char *agent_path;        /* agent_path=: where the agent binary lives in the guest */
+	guint require_level;     /* require_level=x86-64-vN for audit (1..4); 0: none */
+	guint require_arm_level; /* require_level=armv8.x-a for audit (gb-isa.h code); 0: none */
+	char **require_flags;    /* require_flags=a,b for audit; NULL: none */
 	/*
 	 * libvirt:DOMAIN: the domain, and the libvirt connection it was found on
 	 * (uri, NULL for libvirt's default; host, the hypervisor of a remote uri,

@@ -207,6 +207,25 @@ def main():
               p.returncode == 1 and isa["aarch64"]["level"] == "FAIL"
               and isa["aarch64"]["detail"].endswith(", sve2")
               and isa["arm-qemu-max"]["level"] == "NOTE", (p.returncode, isa))
+        # the inventory's require_level= per guest, Arm levels too
+        inv = os.path.join(tmp, "arm.ini")
+        with open(inv, "w") as fh:
+            fh.write("[guest a57]\ntarget=%s\nrequire_level=armv8.2-a\n\n"
+                     "[guest max]\ntarget=%s\nrequire_level=x86-64-v1,armv9-a\n\n"
+                     "[guest x86]\ntarget=%s\nrequire_level=armv9.3-a\n"
+                     % (socks["arm-a57-xen"], socks["arm-qemu-max"], live))
+        p = cli("audit", "--format", "json", "--inventory", inv)
+        f = findings(p)
+        isa = {n: rule(f.get(n, []), "CPU-ISA-LEVEL") for n in ("a57", "max", "x86")}
+        check("inventory require_level=armv8.2-a: the armv8-a guest FAILs, exit 1",
+              p.returncode == 1 and len(isa["a57"]) == 1 and isa["a57"][0]["level"] == "FAIL"
+              and "required armv8.2-a" in isa["a57"][0]["detail"], (p.returncode, isa))
+        check("inventory require_level=x86-64-v1,armv9-a: armv9.1-a reaches armv9-a",
+              len(isa["max"]) == 1 and isa["max"][0]["level"] == "NOTE"
+              and "; required armv9-a" in isa["max"][0]["detail"], isa)
+        check("inventory require_level=armv9.3-a: an Arm level does not judge an x86 guest",
+              len(isa["x86"]) == 1 and isa["x86"][0]["level"] == "NOTE"
+              and "required" not in isa["x86"][0]["detail"], isa)
         p = cli("census", "--format", "json", "--require-level", "armv8.2-a,x86-64-v1", *fleet)
         doc = json.loads(p.stdout) if p.stdout else {"guests": []}
         req = {g["name"]: g.get("require") for g in doc["guests"]}

@@ -60,9 +60,11 @@ static void test_inventory_good(void)
 	g_assert_cmpstr(t->qmp, ==, "/run/qemu/db1.qmp");
 	g_assert_cmpstr(t->agent_path, ==, "/usr/local/bin/guestbench-agent");
 	g_assert_cmpuint(t->require_level, ==, 3);
+	g_assert_cmpuint(t->require_arm_level, ==, 82); /* gb-isa.h's code of armv8.2-a */
 	g_assert_cmpuint(g_strv_length(t->require_flags), ==, 2); /* repeats once */
 	g_assert_cmpstr(t->require_flags[1], ==, "aes");
 	g_assert_cmpuint(find(targets, "web1")->require_level, ==, 0);
+	g_assert_cmpuint(find(targets, "web1")->require_arm_level, ==, 0);
 	g_assert_null(find(targets, "web1")->require_flags);
 
 	t = find(targets, "büro-ünïcode 1");
@@ -164,8 +166,11 @@ static void test_inventory_bad_text(void)
 		  "x.ini:1: [guest a]: agent_path 'bin/agent' is not an absolute path" },
 		{ "[guest a]\ntarget=/a\nqmp=\n", "x.ini:1: [guest a]: empty qmp=" },
 		{ "[guest a]\ntarget=/a\nrequire_level=x86-64-v5\n",
-		  "x.ini:1: [guest a]: require_level: invalid ISA level 'x86-64-v5' (expected "
-		  "x86-64-v1, x86-64-v2, x86-64-v3 or x86-64-v4)" },
+		  "x.ini:1: [guest a]: require_level: invalid ISA level 'x86-64-v5' in 'x86-64-v5' "
+		  "(expected x86-64-v1..x86-64-v4, armv8-a" },
+		{ "[guest a]\ntarget=/a\nrequire_level=armv8.2-a,armv9-a\n",
+		  "x.ini:1: [guest a]: require_level: 'armv8.2-a' and 'armv9-a' in "
+		  "'armv8.2-a,armv9-a' are both Arm levels" },
 		{ "[guest a]\ntarget=/a\nrequire_level=\n",
 		  "x.ini:1: [guest a]: require_level: invalid ISA level ''" },
 		{ "[guest a]\ntarget=/a\nrequire_flags=avx2,,aes\n",
