@@ -60,7 +60,7 @@ static void test_inventory_good(void)
 	g_assert_cmpstr(t->qmp, ==, "/run/qemu/db1.qmp");
 	g_assert_cmpstr(t->agent_path, ==, "/usr/local/bin/guestbench-agent");
 	g_assert_cmpuint(t->require_level, ==, 3);
-	g_assert_cmpuint(t->require_arm_level, ==, 82); /* gb-isa.h's code of armv8.2-a */
+	g_assert_cmpuint(t->require_arm_level, ==, 82);           /* gb-isa.h's code of armv8.2-a */
 	g_assert_cmpuint(g_strv_length(t->require_flags), ==, 2); /* repeats once */
 	g_assert_cmpstr(t->require_flags[1], ==, "aes");
 	g_assert_cmpuint(find(targets, "web1")->require_level, ==, 0);
