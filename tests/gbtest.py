@@ -106,6 +106,11 @@ def start_hostile(hostile_agent, tmp, name, scenario, procs, suffix=".sock", log
 
 
 
+def by_target(doc):
+    """A CLI document's guests by their target."""
+    return {g.get("target"): g for g in doc.get("guests", [])}
+
+
 # ---- a real terminal ----------------------------------------------------------------------
 
 def on_pty(cli, args, env_extra=None, cols=None, stderr=True, raw=False, interrupt_after=None,

@@ -31,7 +31,8 @@ import tempfile
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from gbtest import check, skip, start_agents, start_hostile, stop, tap_report  # noqa: E402
+from gbtest import (by_target, check, skip, start_agents, start_hostile,  # noqa: E402
+                    stop, tap_report)
 
 CLI = os.environ["GB_CLI"]
 HOSTILE = 30
@@ -80,9 +81,6 @@ def run_cli(tmp, args):
         doc = {"unparsed": text[:500]}
     return rc, doc, err_text, rss
 
-
-def by_target(doc):
-    return {g.get("target"): g for g in doc.get("guests", [])}
 
 
 def main(hostile_agent):

@@ -44,7 +44,8 @@ import time
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from gbtest import check, skip, start_agents, start_hostile, stop, tap_report  # noqa: E402
+from gbtest import (by_target, check, skip, start_agents, start_hostile,  # noqa: E402
+                    stop, tap_report)
 
 CLI = os.environ["GB_CLI"]
 HONEST = 50
@@ -173,9 +174,6 @@ def run_stopped_cli(tmp, agent_sock, timeout):
         doc = {"unparsed": out[:500]}
     return proc.returncode, doc, err, time.monotonic() - start, events
 
-
-def by_target(doc):
-    return {g.get("target"): g for g in doc.get("guests", [])}
 
 
 def main(hostile_agent):
