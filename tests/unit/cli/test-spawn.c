@@ -54,15 +54,24 @@ static void test_spawn_not_found(void)
 	g_assert_true(g_str_has_prefix(error->message, "cannot run virsh: "));
 }
 
-/* The pid the script wrote, once it is there. */
+/*
+ * The pid the script wrote, once it is there: the scripts write it to another
+ * name and rename it, since `echo $$ > FILE` creates FILE empty before writing
+ * (read then, it gave pid 0, and a test waited 5 s on kill(0, 0)).
+ */
 static GPid read_pid(const char *path)
 {
 	g_autofree char *text = NULL;
 
+	GPid pid;
+
 	for (guint i = 0; i < 500 && !g_file_get_contents(path, &text, NULL, NULL); i++)
 		g_usleep(10 * 1000);
 	g_assert_nonnull(text);
-	return (GPid)g_ascii_strtoll(text, NULL, 10);
+	pid = (GPid)g_ascii_strtoll(text, NULL, 10);
+	/* kill(0, 0) would test our own process group: never ESRCH */
+	g_assert_cmpint(pid, >, 0);
+	return pid;
 }
 
 /* A killed child is reaped by GLib's worker: wait until the pid is gone. */
@@ -80,15 +89,16 @@ static void test_spawn_timeout(void)
 {
 	g_autofree char *dir = g_dir_make_tmp("gb-spawn-XXXXXX", NULL);
 	g_autofree char *pidfile = g_build_filename(dir, "pid", NULL);
-	g_autofree char *script = g_strdup_printf("echo $$ > %s; exec sleep 60", pidfile);
+	g_autofree char *script = g_strdup_printf("echo $$ > %s.new && mv %s.new %s; exec sleep 60",
+	                                          pidfile, pidfile, pidfile);
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	g_autoptr(GError) error = NULL;
 	CliSpawnResult result;
 	gint64 start = g_get_monotonic_time();
 
-	g_assert_false(cli_spawn_run_sync(argv, 0.3, &result, &error));
+	g_assert_false(cli_spawn_run_sync(argv, 1.5, &result, &error));
 	g_assert_error(error, GB_ERROR, GB_ERROR_TIMEOUT);
-	g_assert_nonnull(strstr(error->message, "did not answer within 0.3 s"));
+	g_assert_nonnull(strstr(error->message, "did not answer within 1.5 s"));
 	g_assert_cmpint(g_get_monotonic_time() - start, <, 30 * G_USEC_PER_SEC);
 	g_assert_true(pid_gone(read_pid(pidfile)));
 	g_unlink(pidfile);
@@ -112,7 +122,8 @@ static void test_spawn_cancel(void)
 	g_autoptr(GMainContext) context = g_main_context_new();
 	g_autofree char *dir = g_dir_make_tmp("gb-spawn-XXXXXX", NULL);
 	g_autofree char *pidfile = g_build_filename(dir, "pid", NULL);
-	g_autofree char *script = g_strdup_printf("echo $$ > %s; exec sleep 60", pidfile);
+	g_autofree char *script = g_strdup_printf("echo $$ > %s.new && mv %s.new %s; exec sleep 60",
+	                                          pidfile, pidfile, pidfile);
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	g_autoptr(GError) error = NULL;
 	gboolean destroyed = FALSE;
