@@ -14,7 +14,10 @@ Replies carry the request's "id". Unknown commands get a CommandNotFound error, 
 A "return" value {"__zeros__": N} is an array of N zeros, written without building it
 in Python (a huge reply of tiny values); with "__member__": NAME as well, the return
 is an object whose member NAME is that array; with "__value__": TEXT, each element is
-TEXT (raw JSON) instead of 0. With "__stale__" in the scenario, its value
+TEXT (raw JSON) instead of 0. A "return" value {"__drip__": N, "__chunk__": C,
+"__interval__": S} is a reply that never ends: its start, then N bytes of array elements
+("1000000,"), C bytes every S seconds, and nothing more (a guest that holds the CLI's
+buffer without ever finishing its message). With "__stale__" in the scenario, its value
 (any of the forms above) is sent as a reply with another id before each
 guest-sync-delimited answer: stale replies an earlier client left behind.
 With "__qmp__" in the scenario it poses as a QEMU monitor instead: on each connection
@@ -29,6 +32,7 @@ import os
 import socket
 import sys
 import threading
+import time
 
 
 def send(conn, reply, request):
@@ -57,9 +61,24 @@ def make_zeros(value):
     return array
 
 
+def drip(conn, value, request):
+    """The start of {"id": ..., "return": {"cpus": [...: value["__drip__"] bytes of
+    elements, value["__chunk__"] bytes every value["__interval__"] seconds, never ended."""
+    rid = request.get("id") if isinstance(request, dict) else None
+    conn.sendall(b'{"id": ' + json.dumps(rid).encode() + b', "return": {"cpus": [')
+    left, chunk = int(value["__drip__"]), b"1000000," * (int(value["__chunk__"]) // 8)
+    while left > 0:
+        conn.sendall(chunk[:left])
+        left -= len(chunk)
+        time.sleep(float(value["__interval__"]))
+
+
 def send_return(conn, value, request):
-    """{"return": value, "id": ...}; value may be {"__zeros__": N} or {"__raw__": TEXT}."""
-    if isinstance(value, dict) and "__raw__" in value:
+    """{"return": value, "id": ...}; value may be {"__zeros__": N}, {"__drip__": N, ...}
+    or {"__raw__": TEXT}."""
+    if isinstance(value, dict) and "__drip__" in value:
+        drip(conn, value, request)
+    elif isinstance(value, dict) and "__raw__" in value:
         conn.sendall(value["__raw__"].encode("utf-8", "surrogateescape"))
     elif isinstance(value, dict) and "__zeros__" in value:
         rid = request.get("id") if isinstance(request, dict) else None

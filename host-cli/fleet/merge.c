@@ -162,7 +162,18 @@ void cli_merge_add_failure(CliMerge *merge, const char *host_name, const char *t
 gboolean cli_merge_add_data(CliMerge *merge, const char *source, const char *host_fallback,
                             const char *data, gsize len, GError **error)
 {
-	g_autoptr(JsonNode) root = NULL;
+	g_autoptr(JsonNode) root = gb_json_parse(data, len, error);
+
+	if (root == NULL) {
+		g_prefix_error(error, "%s: ", source);
+		return FALSE;
+	}
+	return cli_merge_add_document(merge, source, host_fallback, root, error);
+}
+
+gboolean cli_merge_add_document(CliMerge *merge, const char *source, const char *host_fallback,
+                                JsonNode *root, GError **error)
+{
 	JsonObject *doc = NULL;
 	JsonArray *guests = NULL;
 	const char *version = NULL;
@@ -170,8 +181,7 @@ gboolean cli_merge_add_data(CliMerge *merge, const char *source, const char *hos
 	const char *doc_host = host_fallback;
 	const CliCommand *command;
 
-	root = gb_json_parse(data, len, error);
-	if (root == NULL || !cli_document_open(root, &doc, &version, error) ||
+	if (!cli_document_open(root, &doc, &version, error) ||
 	    !gb_json_get_string(doc, "command", GB_JSON_REQUIRED, &command_name, error) ||
 	    !gb_json_get_string(doc, "host", GB_JSON_OPTIONAL, &doc_host, error) ||
 	    !gb_json_get_array(doc, "guests", GB_JSON_REQUIRED, &guests, error)) {

@@ -23,6 +23,9 @@ void cli_merge_free(CliMerge *merge);
 /* source names the document in messages; host_fallback names the host when it has no "host". */
 gboolean cli_merge_add_data(CliMerge *merge, const char *source, const char *host_fallback,
                             const char *data, gsize len, GError **error);
+/* The same with the document parsed already (gb_json_parse()); it is referenced, not taken. */
+gboolean cli_merge_add_document(CliMerge *merge, const char *source, const char *host_fallback,
+                                JsonNode *root, GError **error);
 /* Reads FILE; the fallback host name is its base name without ".json". */
 gboolean cli_merge_add_file(CliMerge *merge, const char *path, GError **error);
 /*

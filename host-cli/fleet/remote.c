@@ -12,6 +12,7 @@
 #include "fleet/merge.h"
 #include "fleet/remote.h"
 #include "render/escape.h"
+#include "transport/reply-budget.h"
 
 gboolean cli_remote_check_host(const char *host, GError **error)
 {
@@ -181,6 +182,7 @@ typedef struct {
 	GSubprocess *proc;
 	GByteArray *out_buf; /* what came so far, up to CLI_REMOTE_MAX_OUTPUT */
 	GByteArray *err_buf; /* its last CLI_REMOTE_MAX_ERR bytes */
+	CliReplyHold hold;   /* what its document holds of the reply budget, as read then parsed */
 	guint n_pending;     /* the two reads and the wait still running */
 	char *out;
 	char *err;
@@ -201,6 +203,7 @@ static void cli_remote_host_free(CliRemoteHost *rh)
 	g_free(rh->out);
 	g_free(rh->err);
 	g_clear_error(&rh->error);
+	cli_reply_budget_release(&rh->hold);
 	g_free(rh);
 }
 
@@ -263,15 +266,28 @@ static void cli_remote_read_cb(GObject *source, GAsyncResult *res, gpointer user
 		return;
 	}
 	g_byte_array_append(buf, g_bytes_get_data(bytes, NULL), (guint)n);
-	if (is_out && buf->len > CLI_REMOTE_MAX_OUTPUT) {
-		if (rh->error == NULL)
-			rh->error = g_error_new(GB_ERROR, GB_ERROR_TOO_LARGE,
-			                        "the document is larger than %d MiB",
-			                        CLI_REMOTE_MAX_OUTPUT / (1024 * 1024));
-		g_byte_array_set_size(buf, 0);
-		g_subprocess_force_exit(rh->proc);
-		cli_remote_pending_done(rh);
-		return;
+	if (is_out) {
+		GError *cut = NULL;
+
+		/* charged as it comes: all hosts together stay within the fleet's reply budget */
+		if (buf->len > CLI_REMOTE_MAX_OUTPUT)
+			cut = g_error_new(GB_ERROR, GB_ERROR_TOO_LARGE,
+			                  "the document is larger than %d MiB",
+			                  CLI_REMOTE_MAX_OUTPUT / (1024 * 1024));
+		else
+			cli_reply_budget_grow(&rh->hold, buf->len, "this host's output", &cut);
+		if (cut != NULL) {
+			if (rh->error == NULL)
+				rh->error = cut;
+			else
+				g_error_free(cut);
+			g_byte_array_unref(rh->out_buf);
+			rh->out_buf = g_byte_array_new();
+			cli_reply_budget_release(&rh->hold);
+			g_subprocess_force_exit(rh->proc);
+			cli_remote_pending_done(rh);
+			return;
+		}
 	}
 	if (!is_out && buf->len > CLI_REMOTE_MAX_ERR)
 		g_byte_array_remove_range(buf, 0, buf->len - CLI_REMOTE_MAX_ERR);
@@ -396,6 +412,32 @@ static char *cli_remote_last_lines(const char *text, guint max)
 	return g_strjoinv("; ", (char **)last->pdata);
 }
 
+/*
+ * The document of a host that finished: parsed, charged to the reply budget at
+ * its cost (its text is freed: the hold of what was read becomes that of the
+ * tree), and merged.
+ */
+static gboolean cli_remote_add_document(CliMerge *merge, CliRemoteHost *rh, const char *source,
+                                        GError **error)
+{
+	g_autoptr(JsonNode) root = NULL;
+	gsize values = 0;
+	gsize text;
+
+	root = gb_json_parse(rh->out != NULL ? rh->out : "", rh->out != NULL ? strlen(rh->out) : 0,
+	                     error);
+	g_clear_pointer(&rh->out, g_free);
+	if (root == NULL) {
+		g_prefix_error(error, "%s: ", source);
+		return FALSE;
+	}
+	text = gb_json_measure(root, &values);
+	if (!cli_reply_budget_grow(&rh->hold, cli_reply_budget_cost(text, values),
+	                           "this host's document", error))
+		return FALSE;
+	return cli_merge_add_document(merge, source, rh->host, root, error);
+}
+
 /* One host's outcome into the merge; returns that host's exit status. */
 static int cli_remote_collect(CliMerge *merge, CliRemoteHost *rh)
 {
@@ -413,13 +455,9 @@ static int cli_remote_collect(CliMerge *merge, CliRemoteHost *rh)
 		/* 0, 1 (FAIL findings), 3 (some guests down), 4 (busy) still print the document */
 		if (rc == CLI_EXIT_OK || rc == CLI_EXIT_FINDING || rc == CLI_EXIT_GUEST ||
 		    rc == CLI_EXIT_BUSY) {
-			gsize len = rh->out != NULL ? strlen(rh->out) : 0;
-
-			if (cli_merge_add_data(merge, source, rh->host, rh->out, len, &error)) {
+			if (cli_remote_add_document(merge, rh, source, &error))
 				return rc;
-			} else {
-				message = g_strdup(error->message);
-			}
+			message = g_strdup(error->message);
 		} else {
 			/*
 			 * 255 is ssh's own failure, whose cause may come before its last line
@@ -538,6 +576,9 @@ int cli_remote_run(CliApp *app)
 	 */
 	g_subprocess_launcher_setenv(launcher, "SSH_ASKPASS_REQUIRE", "force", TRUE);
 	g_subprocess_launcher_setenv(launcher, "SSH_ASKPASS", CLI_REMOTE_ASKPASS, TRUE);
+	/* each host is sure of budget / 2N of it for its document, as each guest is */
+	if (app->opts.reply_budget > 0)
+		cli_reply_budget_set(app->opts.reply_budget, g_strv_length(app->opts.hosts));
 	for (guint i = 0; app->opts.hosts[i] != NULL; i++) {
 		CliRemoteHost *rh = g_new0(CliRemoteHost, 1);
 

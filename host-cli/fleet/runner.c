@@ -41,6 +41,14 @@ CliGuest *cli_guest_new(CliApp *app, const CliTarget *target, guint index)
 	return guest;
 }
 
+static void cli_guest_close_session(CliGuest *guest)
+{
+	if (guest->session != NULL) {
+		cli_session_close(guest->session);
+		guest->session = NULL;
+	}
+}
+
 /* Everything that could call back into this guest goes away here. */
 static void cli_guest_release(CliGuest *guest)
 {
@@ -49,10 +57,7 @@ static void cli_guest_release(CliGuest *guest)
 		guest->deadline = NULL;
 	}
 	g_ptr_array_set_size(guest->timers, 0);
-	if (guest->session != NULL) {
-		cli_session_close(guest->session);
-		guest->session = NULL;
-	}
+	cli_guest_close_session(guest);
 	/* only once the connection is closed may the next client have the port */
 	g_clear_pointer(&guest->lock, cli_lock_release);
 	if (guest->data_destroy != NULL && guest->data != NULL)
@@ -100,6 +105,11 @@ static void cli_guest_finish_as(CliGuest *guest, JsonNode *result, const GError 
 		                           guest->cancel_reason->message, error->message);
 		error = error_reason;
 	}
+	/*
+	 * The session's message still arriving gives back its hold first: the reply
+	 * kept takes the guest's share.
+	 */
+	cli_guest_close_session(guest);
 	/*
 	 * Kept until the output is written, so it counts against the fleet's reply
 	 * budget; one that does not fit is dropped here, and the guest fails (or keeps

@@ -55,6 +55,7 @@ struct _CliChannel {
 	CliSessionOpenFunc open_func;
 	gpointer user_data;
 	GError *error;
+	CliReplyHold in_flight; /* what the message being received holds of the reply budget */
 	guint64 bytes_received;
 	guint64 bytes_discarded;
 	guint n_discarded;
@@ -87,7 +88,9 @@ static void cli_channel_destroy_source(GSource **source)
 /* Stops all I/O; the struct stays until the last reference goes. */
 static void cli_channel_teardown(CliChannel *session)
 {
+	/* the framer's buffer goes with the stream */
 	cli_stream_free(g_steal_pointer(&session->stream));
+	cli_reply_budget_release(&session->in_flight);
 }
 
 static void cli_channel_unref(CliChannel *session)
@@ -394,10 +397,31 @@ static gboolean cli_channel_stream_message(const char *msg, gsize len, const GEr
                                            gpointer user_data)
 {
 	CliChannel *session = cli_channel_ref(user_data);
-	gboolean active = cli_channel_framer_cb(msg, len, error, session);
+	gboolean active;
+
+	/* the message is whole (or dropped): what it held gives way to what is kept of it */
+	cli_reply_budget_release(&session->in_flight);
+	active = cli_channel_framer_cb(msg, len, error, session);
 
 	cli_channel_unref(session);
 	return active;
+}
+
+/*
+ * The bytes of a message still arriving are charged to the fleet's reply budget
+ * as they come, in steps: a guest that drips a large reply, or never ends it,
+ * holds no more than the budget lets it. One that cannot be held fails the
+ * session at once (the stream cannot resync mid-message), its buffer freed.
+ */
+static void cli_channel_stream_buffered(gsize n, gpointer user_data)
+{
+	CliChannel *session = user_data;
+	GError *error = NULL;
+
+	if (n == 0)
+		cli_reply_budget_release(&session->in_flight);
+	else if (!cli_reply_budget_grow(&session->in_flight, n, "this guest's reply", &error))
+		cli_channel_fail(session, error);
 }
 
 /* connect() says "Connection refused" for a path that is not a socket at all: say what it is. */
@@ -461,6 +485,7 @@ static const CliStreamFuncs cli_channel_stream_funcs = {
 	.connected = cli_channel_stream_connected,
 	.received = cli_channel_stream_received,
 	.message = cli_channel_stream_message,
+	.buffered = cli_channel_stream_buffered,
 	.failed = cli_channel_stream_failed,
 };
 

@@ -63,20 +63,60 @@ static char *cli_reply_budget_format(guint64 bytes)
 	return g_strdup_printf("%" G_GUINT64_FORMAT " bytes", bytes);
 }
 
+/* Whether *hold could hold bytes in all (its share, what it has of the pool, and the rest). */
+static gboolean cli_reply_budget_fits(const CliReplyHold *hold, guint64 bytes)
+{
+	gboolean slot = hold->slot || cli_reply_budget.shares_left > 0;
+	guint64 share = slot ? MIN(bytes, cli_reply_budget.share) : 0;
+	guint64 pool_left = cli_reply_budget.pool - cli_reply_budget.pool_used + hold->pool;
+
+	return bytes - share <= pool_left;
+}
+
+/* Makes *hold hold bytes, which cli_reply_budget_fits() said it could. */
+static void cli_reply_budget_hold(CliReplyHold *hold, guint64 bytes)
+{
+	guint64 share;
+
+	if (!hold->slot && cli_reply_budget.shares_left > 0) {
+		cli_reply_budget.shares_left--;
+		cli_reply_budget.shares_taken++;
+		/* the slot is taken even by an empty reply: one share per guest */
+		hold->slot = TRUE;
+	}
+	share = hold->slot ? MIN(bytes, cli_reply_budget.share) : 0;
+	cli_reply_budget.share_used = cli_reply_budget.share_used - hold->share + share;
+	cli_reply_budget.pool_used = cli_reply_budget.pool_used - hold->pool + (bytes - share);
+	hold->share = share;
+	hold->pool = bytes - share;
+}
+
+static void cli_reply_budget_set_error(GError **error, const char *what)
+{
+	g_autofree char *budget = cli_reply_budget_format(cli_reply_budget.budget);
+
+	g_set_error(error, GB_ERROR, GB_ERROR_TOO_LARGE,
+	            "the fleet's reply budget of %s is used up: %s; run fewer guests at once or "
+	            "raise --reply-budget",
+	            budget, what);
+}
+
+/* KiB rounded up: a reply never reads as 0 KiB */
+static guint64 cli_reply_budget_kib(guint64 bytes)
+{
+	return bytes / 1024 + (bytes % 1024 != 0);
+}
+
 gboolean cli_reply_budget_check(guint64 cost, GError **error)
 {
-	guint64 share = cli_reply_budget.shares_left > 0 ? MIN(cost, cli_reply_budget.share) : 0;
-	guint64 pool_left = cli_reply_budget.pool - cli_reply_budget.pool_used;
+	const CliReplyHold none = { 0 };
 
-	if (cost - share > pool_left) {
-		g_autofree char *budget = cli_reply_budget_format(cli_reply_budget.budget);
+	if (!cli_reply_budget_fits(&none, cost)) {
+		g_autofree char *what =
+		    g_strdup_printf("this guest's reply of %" G_GUINT64_FORMAT " KiB was not kept",
+		                    cli_reply_budget_kib(cost));
 
-		/* KiB rounded up: a reply never reads as 0 KiB */
-		g_set_error(error, GB_ERROR, GB_ERROR_TOO_LARGE,
-		            "the fleet's reply budget of %s is used up: this guest's reply of "
-		            "%" G_GUINT64_FORMAT " KiB was not kept; run fewer guests at once or "
-		            "raise --reply-budget",
-		            budget, cost / 1024 + (cost % 1024 != 0));
+		cli_reply_budget_set_error(error, what);
 		return FALSE;
 	}
 	return TRUE;
@@ -84,24 +124,37 @@ gboolean cli_reply_budget_check(guint64 cost, GError **error)
 
 gboolean cli_reply_budget_take(guint64 cost, CliReplyHold *hold, GError **error)
 {
-	guint64 share = cli_reply_budget.shares_left > 0 ? MIN(cost, cli_reply_budget.share) : 0;
-
 	g_return_val_if_fail(hold != NULL, FALSE);
 	if (!cli_reply_budget_check(cost, error))
 		return FALSE;
-	if (cli_reply_budget.shares_left > 0) {
-		cli_reply_budget.shares_left--;
-		cli_reply_budget.shares_taken++;
-		/* the slot is taken even by an empty reply: one share per guest */
-		hold->slot = TRUE;
-		hold->share = share;
-		cli_reply_budget.share_used += share;
+	cli_reply_budget_hold(hold, cost);
+	return TRUE;
+}
+
+gboolean cli_reply_budget_grow(CliReplyHold *hold, guint64 bytes, const char *what, GError **error)
+{
+	guint64 step;
+
+	g_return_val_if_fail(hold != NULL && what != NULL, FALSE);
+	if (bytes <= hold->share + hold->pool)
+		return TRUE;
+	step = bytes > G_MAXUINT64 - CLI_REPLY_BUDGET_STEP
+	           ? bytes
+	           : (bytes + CLI_REPLY_BUDGET_STEP - 1) / CLI_REPLY_BUDGET_STEP *
+	                 CLI_REPLY_BUDGET_STEP;
+	if (cli_reply_budget_fits(hold, step)) {
+		cli_reply_budget_hold(hold, step);
+	} else if (cli_reply_budget_fits(hold, bytes)) {
+		/* the last step of a reply that fits its share exactly, or the pool's last bytes */
+		cli_reply_budget_hold(hold, bytes);
 	} else {
-		hold->slot = FALSE;
-		hold->share = 0;
+		g_autofree char *text =
+		    g_strdup_printf("%s was dropped at %" G_GUINT64_FORMAT " KiB", what,
+		                    cli_reply_budget_kib(bytes));
+
+		cli_reply_budget_set_error(error, text);
+		return FALSE;
 	}
-	hold->pool = cost - share;
-	cli_reply_budget.pool_used += hold->pool;
 	return TRUE;
 }
 

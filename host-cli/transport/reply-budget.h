@@ -27,6 +27,12 @@ G_BEGIN_DECLS
  * 52 KiB, and a few hostile guests can use up the pool but never the share
  * of an honest one.
  *
+ * A reply still arriving is charged too, as its bytes come (cli_reply_budget_grow()):
+ * its guest's share first, then the pool. A guest that sends a large reply
+ * slowly, or never finishes it, holds no more of the CLI's memory than the
+ * budget lets it; when the hold is given back at the end of the message, the
+ * kept reply is charged in its place.
+ *
  * The CLI runs one main loop: the count is not locked.
  */
 
@@ -36,6 +42,9 @@ G_BEGIN_DECLS
 /* 1 GiB: 10,000 guests whose facts take 50 KiB come to 490 MiB. */
 #define CLI_REPLY_BUDGET_DEFAULT (G_GUINT64_CONSTANT(1) << 30)
 #define CLI_REPLY_BUDGET_MAX (G_GUINT64_CONSTANT(1) << 40)
+
+/* A hold for bytes still arriving grows by this much at a time (the stream's read size). */
+#define CLI_REPLY_BUDGET_STEP (64 * 1024)
 
 /* What one kept reply holds of the budget: from its guest's share, and from the pool. */
 typedef struct {
@@ -59,7 +68,7 @@ guint64 cli_reply_budget_get_used(void);
 guint64 cli_reply_budget_cost(guint64 text_bytes, guint64 values);
 /*
  * Holds cost bytes for one guest's reply (at most once per guest: the first
- * hold of each takes its share), recorded in *hold. Fails with
+ * hold of each takes its share), recorded in *hold (empty, or one that grew). Fails with
  * GB_ERROR_TOO_LARGE naming the budget and the reply ("the fleet's reply
  * budget of 8 MiB is used up: ...") when it fits neither the share nor what is
  * left of the pool; nothing is held then.
@@ -71,6 +80,16 @@ gboolean cli_reply_budget_take(guint64 cost, CliReplyHold *hold, GError **error)
  * costs), for a guest that has not taken its share yet.
  */
 gboolean cli_reply_budget_check(guint64 cost, GError **error);
+/*
+ * Grows *hold (one per guest, as for cli_reply_budget_take()) to at least
+ * bytes of a message still arriving: to the next multiple of
+ * CLI_REPLY_BUDGET_STEP when that fits, else exactly, so that a guest whose
+ * reply fits its share is never refused. A hold never shrinks here. Fails with
+ * GB_ERROR_TOO_LARGE naming the budget ("the fleet's reply budget of 8 MiB is
+ * used up: WHAT was dropped at 1088 KiB; ...") when bytes fit neither the share
+ * nor what is left of the pool; *hold is unchanged then.
+ */
+gboolean cli_reply_budget_grow(CliReplyHold *hold, guint64 bytes, const char *what, GError **error);
 /* Gives back what *hold holds and clears it (a cleared hold gives back nothing). */
 void cli_reply_budget_release(CliReplyHold *hold);
 

@@ -146,6 +146,8 @@ static gsize cli_stream_read_chunk(CliStream *stream)
 	if (!stream->stopped)
 		gb_framer_push(stream->framer, buf, (gsize)n, stream->funcs->message,
 		               stream->user_data);
+	if (!stream->stopped && stream->funcs->buffered != NULL)
+		stream->funcs->buffered(gb_framer_get_buffered(stream->framer), stream->user_data);
 	return (gsize)n;
 }
 

@@ -37,6 +37,12 @@ typedef struct {
 	void (*received)(gsize n, gpointer user_data);
 	/* one message or framing error, as GbFramerFunc: return FALSE to stop reading */
 	GbFramerFunc message;
+	/*
+	 * after each read was framed: the bytes of the unfinished message held now
+	 * (gb_framer_get_buffered(), 0 between messages and while one is skipped),
+	 * so that the owner can charge them; may be NULL
+	 */
+	void (*buffered)(gsize n, gpointer user_data);
 	/* the stream stopped; nothing is read or written any more */
 	void (*failed)(CliStreamFailure what, int errsv, gpointer user_data);
 } CliStreamFuncs;

@@ -9,12 +9,20 @@ real agents, in one `facts` run:
   bound): every guest ok, and the CLI's peak RSS (from wait4, in a small helper) above
   BOUND_KB: what the fleet's sum costs;
 - with --reply-budget 8M: the CLI's peak RSS below BOUND_KB; the guests over the
-  budget an error naming it, the others ok with their whole facts, the real
+  budget an error naming it (whole, or cut while it arrived), the others ok with their whole facts, the real
   agents always ok (each guest is sure of its share, 8 MiB / 2 / 35 = 117 KiB,
   far above real facts), exit status 3 (a guest failed), and at most 8 MiB kept;
+- 24 hostile agents that each drip a facts reply of 960 KiB (32 KiB every 20 ms) and
+  never finish it, beside the 5 real agents, under --reply-budget 1M (a share of 17 KiB,
+  a pool of 512 KiB): the bytes of a reply still arriving are charged as they come, so
+  each dripping guest fails with the budget's error long before --timeout 20 (the
+  message cut off, its buffer freed), the
+  real agents keep their facts, exit status 3, and the CLI's peak RSS stays far below
+  that of the same guests under --reply-budget 1G (which holds all their bytes until
+  --timeout); both printed;
 - a message of 500 KB that is not JSON: parsed, a parse error, within the budget,
-  and with --reply-budget 64k the budget's error (it was not parsed), the real agent
-  beside it ok;
+  and with --reply-budget 64k the budget's error while it arrives (it was not parsed),
+  the real agent beside it ok;
 - --reply-budget values that are not a size (0, -1, 1X, empty, beyond 1 TiB, an
   overflowing number) are usage errors, rc 2, before any guest is contacted (the
   target a socket that listens but never accepts); sizes with k, M and G are taken.
@@ -23,11 +31,13 @@ Usage: test-hostile-budget.py HOSTILE_AGENT (prints TAP)
 """
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -46,8 +56,18 @@ JUNK_VALUES = 250000
 # 30 trees of 131,000 values (about 11 MB each) are over this; 8 MiB of them and
 # the one in flight are far under it
 BOUND_KB = 200 * 1024
+DRIPPING = 24
+DRIP = {"__drip__": 960 * 1024, "__chunk__": 32 * 1024, "__interval__": 0.02}
+DRIP_ERROR = ("the fleet's reply budget of 1 MiB is used up: this guest's reply was dropped at "
+              "%d KiB; run fewer guests at once or raise --reply-budget")
+# what 24 buffers of 960 KiB take at least, over the same run with at most 1 MiB of them
+DRIP_SAVED_KB = 16 * 1024
 BUDGET_ERROR = ("the fleet's reply budget of 8 MiB is used up: this guest's reply of %d KiB "
                 "was not kept; run fewer guests at once or raise --reply-budget")
+# refused while it arrives: the reply is not whole yet
+BUDGET_CUT = re.compile("the fleet's reply budget of 8 MiB is used up: this guest's reply was "
+                        "dropped at [0-9]+ KiB; run fewer guests at once or raise "
+                        "--reply-budget")
 
 
 
@@ -81,6 +101,50 @@ def run_cli(tmp, args):
         doc = {"unparsed": text[:500]}
     return rc, doc, err_text, rss
 
+
+
+def check_honest(label, guests, honest, rc):
+    """The real agents of a run with hostile ones: ok with their facts, and exit status 3."""
+    honest_ok = [s for s in honest if guests.get(s, {}).get("status") == "ok"
+                 and isinstance((guests[s].get("result") or {}).get("cpu"), dict)]
+    check("%s: the %d real agents in the same run ok with their facts (%d)"
+          % (label, len(honest), len(honest_ok)), len(honest_ok) == len(honest),
+          [guests.get(s) for s in honest if s not in honest_ok][:2])
+    check("%s: exit status 3 (a guest failed)" % label, rc == 3, rc)
+
+
+def drip_run(hostile_agent, tmp, procs, honest, sanitized):
+    """Guests that never finish their reply: charged while it arrives (see the top)."""
+    drip = [start_hostile(hostile_agent, tmp, "drip%02d" % i, {"gb-get-facts": DRIP}, procs)
+            for i in range(DRIPPING)]
+    targets = drip[:12] + honest + drip[12:]
+    _, _, _, rss_all = run_cli(tmp, ["--timeout", "4", "--reply-budget", "1G", "--format",
+                                     "json", "facts"] + targets)
+    start = time.monotonic()
+    rc, doc, err, rss = run_cli(tmp, ["--timeout", "20", "--reply-budget", "1M", "--format",
+                                      "json", "facts"] + targets)
+    elapsed = time.monotonic() - start
+    guests = by_target(doc)
+    print("# dripping guests: peak RSS %d KiB under --reply-budget 1M, %d KiB under 1G; "
+          "1M run %.1f s" % (rss, rss_all, elapsed))
+    cut = []
+    for t in drip:
+        m = re.fullmatch(re.escape(DRIP_ERROR).replace("%d", "([0-9]+)"),
+                         guests.get(t, {}).get("error") or "")
+        if guests.get(t, {}).get("status") == "error" and m and int(m.group(1)) <= 1024:
+            cut.append(t)
+    check("--reply-budget 1M: each of %d guests dripping a reply that never ends fails with "
+          "the budget's error (%d)" % (DRIPPING, len(cut)), len(cut) == DRIPPING,
+          ([guests.get(t) for t in drip if t not in cut][:2], err[-500:]))
+    check("--reply-budget 1M: the dripping guests fail well before --timeout 20 (%.1f s)"
+          % elapsed, elapsed < 10, elapsed)
+    check_honest("--reply-budget 1M", guests, honest, rc)
+    if sanitized:
+        skip("--reply-budget 1M: peak RSS of dripping guests bounded", "ASan keeps freed memory")
+    else:
+        check("--reply-budget 1M: peak RSS %d MiB, at least %d MiB below the %d MiB of 1G"
+              % (rss // 1024, DRIP_SAVED_KB // 1024, rss_all // 1024),
+              rss + DRIP_SAVED_KB < rss_all, (rss, rss_all))
 
 
 def main(hostile_agent):
@@ -117,7 +181,8 @@ def main(hostile_agent):
                 and len((guests[t].get("result") or {}).get("cpus") or []) ==
                 AT_LIMIT["__zeros__"]]
         refused = [t for t in hostile if guests.get(t, {}).get("status") == "error"
-                   and guests[t].get("error") == BUDGET_ERROR % (FACTS_LIMIT // 1024)]
+                   and (guests[t].get("error") == BUDGET_ERROR % (FACTS_LIMIT // 1024)
+                        or BUDGET_CUT.fullmatch(guests[t].get("error") or ""))]
         print("# 8M: %d hostile kept, %d refused, peak RSS %d KiB (1G: %d KiB)"
               % (len(kept), len(refused), rss, rss_all))
         check("--reply-budget 8M: every hostile guest kept whole or an error naming the budget "
@@ -126,17 +191,14 @@ def main(hostile_agent):
               (list(guests.values())[:2], err[-500:]))
         check("--reply-budget 8M: at most 8 MiB of hostile replies kept (%d of 1 MiB)" % len(kept),
               1 <= len(kept) <= BUDGET // FACTS_LIMIT, len(kept))
-        honest_ok = [s for s in honest if guests.get(s, {}).get("status") == "ok"
-                     and isinstance((guests[s].get("result") or {}).get("cpu"), dict)]
-        check("--reply-budget 8M: the %d real agents in the same run ok with their facts (%d)"
-              % (HONEST, len(honest_ok)), len(honest_ok) == HONEST,
-              [guests.get(s) for s in honest if s not in honest_ok][:2])
-        check("--reply-budget 8M: exit status 3 (a guest failed)", rc == 3, rc)
+        check_honest("--reply-budget 8M", guests, honest, rc)
         if sanitized:
             skip("--reply-budget 8M: peak RSS bounded", "ASan keeps freed memory")
         else:
             check("--reply-budget 8M: peak RSS %d MiB, below %d MiB"
                   % (rss // 1024, BOUND_KB // 1024), rss < BOUND_KB, rss)
+
+        drip_run(hostile_agent, tmp, procs, honest, sanitized)
 
         # a reply the budget cannot hold is not parsed: 500 KB that are not JSON (no commas)
         # are a parse error within the budget, and the budget's error beyond it
@@ -153,11 +215,13 @@ def main(hostile_agent):
                                         junk, honest[0]])
         guests = by_target(doc)
         g = guests.get(junk, {})
-        check("500 KB of junk over --reply-budget 64k: not parsed, the budget's error",
-              rc == 3 and g.get("error") ==
-              ("the fleet's reply budget of 64 KiB is used up: this guest's reply of %d KiB "
-               "was not kept; run fewer guests at once or raise --reply-budget"
-               % -(-(JUNK_VALUES * 2 + 2) // 1024)), (rc, g, err[-300:]))
+        # its share and the pool, 48 KiB, are used up long before its end: cut while it arrives
+        check("500 KB of junk over --reply-budget 64k: cut while it arrives, never parsed, the "
+              "budget's error",
+              rc == 3 and re.fullmatch("the fleet's reply budget of 64 KiB is used up: this "
+                                       "guest's reply was dropped at [0-9]+ KiB; run fewer "
+                                       "guests at once or raise --reply-budget",
+                                       g.get("error") or "") is not None, (rc, g, err[-300:]))
         check("--reply-budget 64k: the real agent beside it keeps its facts (its share: 16 KiB)",
               guests.get(honest[0], {}).get("status") == "ok", guests.get(honest[0]))
 

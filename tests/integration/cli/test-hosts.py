@@ -73,7 +73,8 @@ if host == "errflood":
     sys.stderr.buffer.write(b"ssh: \x1b[2Jthe last line\n")
     sys.exit(255)
 poison = host == "poison"
-if poison:
+big = host if host in ("bigread", "bigdoc") else None
+if poison or big:
     host = "hv-a"
 hostdir = os.path.join(os.environ["FAKE_SSH_HOSTS"], host)
 env = dict(os.environ, PATH=os.environ["FAKE_SSH_BIN"] + ":" + os.environ["PATH"])
@@ -83,6 +84,18 @@ if poison:
     p = subprocess.run(["sh", "-c", command], cwd=hostdir, env=env, stdout=subprocess.PIPE)
     name = json.dumps("\x1b]0;owned\x07\x1b[2J\u009b31m\u202e" + "w" * 300)[1:-1]
     sys.stdout.buffer.write(p.stdout.replace(b'"web1"', b'"' + name.encode() + b'"'))
+    sys.exit(p.returncode)
+if big:
+    # the real document, then 4 MiB of blanks (bigread); or its guest's result an array of
+    # 300,000 zeros (bigdoc): 600 KB of text that costs 2.4 MB kept (8 bytes a value)
+    import json
+    p = subprocess.run(["sh", "-c", command], cwd=hostdir, env=env, stdout=subprocess.PIPE)
+    doc = json.loads(p.stdout)
+    if big == "bigdoc":
+        doc["guests"][0]["result"] = [0] * 300000
+    sys.stdout.buffer.write(json.dumps(doc, separators=(",", ":")).encode())
+    if big == "bigread":
+        sys.stdout.buffer.write(b" " * (4 << 20))
     sys.exit(p.returncode)
 sys.exit(subprocess.run(["sh", "-c", command], cwd=hostdir, env=env).returncode)
 '''
@@ -325,6 +338,35 @@ def main():
                   "\x1b[2Jthe last line"), by_host.get("errflood", {}).get("error", "")[-300:])
         check("the honest host beside them: ok", by_host.get("hv-a", {}).get("status") == "ok",
               by_host.get("hv-a"))
+        # the fleet's reply budget bounds what all hosts' documents hold together: as they
+        # are read (bigread: 4 MiB), and once parsed (bigdoc: 600 KB costing 2.4 MB)
+        p = cli("--hosts", "bigread,bigdoc,hv-a", "--format", "json", "ping", "--inventory",
+                "fleet.ini", env=env)
+        by_host = {g["host"]: g for g in json.loads(p.stdout or "{}").get("guests", [])}
+        check("large host documents under the default --reply-budget 1G: all kept",
+              p.returncode == 0 and all(by_host.get(h, {}).get("status") == "ok"
+                                        for h in ("bigread", "bigdoc", "hv-a")),
+              (p.returncode, p.stderr[-300:]))
+        # one host at a time: bigread's hold is given back before bigdoc is read
+        p = cli("--hosts", "bigread,bigdoc,hv-a", "--host-jobs", "1", "--reply-budget", "1M",
+                "--format", "json", "ping", "--inventory", "fleet.ini", env=env)
+        by_host = {g["host"]: g for g in json.loads(p.stdout or "{}").get("guests", [])}
+        budget_error = ("host %s: the fleet's reply budget of 1 MiB is used up: this host's %s "
+                        "was dropped at ([0-9]+) KiB; run fewer guests at once or raise "
+                        "--reply-budget")
+        m = re.fullmatch(budget_error % ("bigread", "output"),
+                         by_host.get("bigread", {}).get("error") or "")
+        check("--reply-budget 1M: a host whose output does not fit fails while it is read, "
+              "naming the budget", m is not None and int(m.group(1)) < 4096,
+              by_host.get("bigread"))
+        m = re.fullmatch(budget_error % ("bigdoc", "document"),
+                         by_host.get("bigdoc", {}).get("error") or "")
+        check("--reply-budget 1M: a host whose parsed document does not fit fails, naming the "
+              "budget and its cost", m is not None and int(m.group(1)) >= 2300,
+              by_host.get("bigdoc"))
+        check("--reply-budget 1M: the host beside them keeps its result, exit status 3",
+              p.returncode == 3 and by_host.get("hv-a", {}).get("status") == "ok",
+              (p.returncode, by_host.get("hv-a"), p.stderr[-300:]))
         p = cli("--hosts", "poison", "ping", "--inventory", "fleet.ini", env=env)
         check("poisoned guest names from a host: escaped and cut in the table",
               p.returncode == 0 and "\x1b" not in p.stdout and "\u202e" not in p.stdout

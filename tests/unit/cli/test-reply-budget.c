@@ -113,6 +113,117 @@ static void test_shares(void)
 	g_assert_cmpuint(cli_reply_budget_get_share(), >, 52 * KIB);
 }
 
+/* A message still arriving: held in steps of 64 KiB, exactly at the end of what is left. */
+static void test_in_flight_grow(void)
+{
+	g_autoptr(GError) error = NULL;
+	CliReplyHold hold = { 0 };
+	CliReplyHold kept = { 0 };
+
+	g_assert_true(cli_reply_budget_set(8 * MIB, 0));
+	g_assert_true(cli_reply_budget_grow(&hold, 1, "this guest's reply", &error));
+	g_assert_cmpuint(hold.pool, ==, 64 * KIB);
+	g_assert_true(cli_reply_budget_grow(&hold, 100 * KIB, "this guest's reply", &error));
+	g_assert_cmpuint(hold.pool, ==, 128 * KIB);
+	/* never shrinks, and a read within what is held costs nothing more */
+	g_assert_true(cli_reply_budget_grow(&hold, 64 * KIB, "this guest's reply", &error));
+	g_assert_true(cli_reply_budget_grow(&hold, 128 * KIB, "this guest's reply", &error));
+	g_assert_cmpuint(cli_reply_budget_get_used(), ==, 128 * KIB);
+	/* 10 KiB left beside it: the next step does not fit, the exact bytes do */
+	g_assert_true(cli_reply_budget_take(8 * MIB - 138 * KIB, &kept, &error));
+	g_assert_true(cli_reply_budget_grow(&hold, 130 * KIB, "this guest's reply", &error));
+	g_assert_no_error(error);
+	g_assert_cmpuint(hold.pool, ==, 130 * KIB);
+	/* then nothing is left: refused, naming the budget and how far the reply came */
+	g_assert_false(cli_reply_budget_grow(&hold, 139 * KIB - 100, "this guest's reply", &error));
+	g_assert_error(error, GB_ERROR, GB_ERROR_TOO_LARGE);
+	g_assert_cmpstr(
+	    error->message, ==,
+	    "the fleet's reply budget of 8 MiB is used up: this guest's reply was dropped "
+	    "at 139 KiB; run fewer guests at once or raise --reply-budget");
+	g_assert_cmpuint(hold.pool, ==, 130 * KIB);
+	g_assert_cmpuint(cli_reply_budget_get_used(), ==, 8 * MIB - 8 * KIB);
+	/* failed: the caller gives it all back */
+	cli_reply_budget_release(&hold);
+	cli_reply_budget_release(&kept);
+	g_assert_cmpuint(cli_reply_budget_get_used(), ==, 0);
+}
+
+/* The whole message: its hold goes back before the kept reply is charged, never twice. */
+static void test_in_flight_to_kept(void)
+{
+	g_autoptr(GError) error = NULL;
+	CliReplyHold honest = { 0 };
+	CliReplyHold hostile = { 0 };
+	CliReplyHold kept = { 0 };
+
+	/* 4 guests, 1 MiB: 128 KiB each, a pool of 512 KiB */
+	g_assert_true(cli_reply_budget_set(MIB, 4));
+	g_assert_true(cli_reply_budget_grow(&honest, 100 * KIB, "this guest's reply", &error));
+	g_assert_true(honest.slot);
+	g_assert_cmpuint(honest.share, ==, 128 * KIB);
+	g_assert_cmpuint(honest.pool, ==, 0);
+	/* another guest takes its share and the whole pool */
+	g_assert_true(cli_reply_budget_grow(&hostile, 640 * KIB, "this guest's reply", &error));
+	g_assert_cmpuint(hostile.pool, ==, 512 * KIB);
+	g_assert_false(cli_reply_budget_grow(&hostile, 640 * KIB + 1, "this guest's reply", NULL));
+	/* the honest reply completes at 120 KiB: kept in its share, once */
+	cli_reply_budget_release(&honest);
+	g_assert_true(cli_reply_budget_check(120 * KIB, &error));
+	g_assert_true(cli_reply_budget_take(120 * KIB, &kept, &error));
+	g_assert_no_error(error);
+	g_assert_true(kept.slot);
+	g_assert_cmpuint(cli_reply_budget_get_used(), ==, 640 * KIB + 120 * KIB);
+	/* a failed message gives back its share and its pool */
+	cli_reply_budget_release(&hostile);
+	g_assert_cmpuint(cli_reply_budget_get_used(), ==, 120 * KIB);
+	cli_reply_budget_release(&kept);
+	g_assert_cmpuint(cli_reply_budget_get_used(), ==, 0);
+}
+
+/*
+ * Whatever the other guests hold in flight, a guest whose reply fits its share
+ * receives it and keeps it: 11 guests drip without end, the twelfth sends a
+ * reply of exactly its share (not a multiple of the step).
+ */
+static void test_in_flight_share(void)
+{
+	CliReplyHold hostile[11] = { { 0 } };
+	CliReplyHold honest = { 0 };
+	CliReplyHold kept = { 0 };
+	g_autoptr(GError) error = NULL;
+	guint64 share;
+	guint refused = 0;
+
+	g_assert_true(cli_reply_budget_set(10 * MIB, 12));
+	share = cli_reply_budget_get_share();
+	g_assert_cmpuint(share % CLI_REPLY_BUDGET_STEP, !=, 0);
+	for (guint64 bytes = 16 * KIB; bytes <= MIB; bytes += 16 * KIB) {
+		for (guint i = 0; i < G_N_ELEMENTS(hostile); i++) {
+			if (hostile[i].slot &&
+			    !cli_reply_budget_grow(&hostile[i], bytes, "this guest's reply", NULL))
+				refused++;
+			else if (!hostile[i].slot)
+				g_assert_true(cli_reply_budget_grow(&hostile[i], bytes,
+				                                    "this guest's reply", NULL));
+		}
+		g_assert_true(cli_reply_budget_grow(&honest, MIN(bytes, share),
+		                                    "this guest's reply", &error));
+		g_assert_no_error(error);
+		g_assert_cmpuint(cli_reply_budget_get_used(), <=, 10 * MIB);
+	}
+	g_assert_cmpuint(refused, >, 0);
+	/* its share whole (and a step of the pool, if that was free when it grew) */
+	g_assert_cmpuint(honest.share, ==, share);
+	cli_reply_budget_release(&honest);
+	g_assert_true(cli_reply_budget_take(share, &kept, &error));
+	g_assert_no_error(error);
+	for (guint i = 0; i < G_N_ELEMENTS(hostile); i++)
+		cli_reply_budget_release(&hostile[i]);
+	cli_reply_budget_release(&kept);
+	g_assert_cmpuint(cli_reply_budget_get_used(), ==, 0);
+}
+
 /* The budget's unit in the message: the largest that divides it. */
 static void test_message_units(void)
 {
@@ -150,5 +261,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/reply-budget/pool-only", test_pool_only);
 	g_test_add_func("/reply-budget/shares", test_shares);
 	g_test_add_func("/reply-budget/message-units", test_message_units);
+	g_test_add_func("/reply-budget/in-flight-grow", test_in_flight_grow);
+	g_test_add_func("/reply-budget/in-flight-to-kept", test_in_flight_to_kept);
+	g_test_add_func("/reply-budget/in-flight-share", test_in_flight_share);
 	return g_test_run();
 }
