@@ -8,6 +8,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 
@@ -109,6 +110,31 @@ def start_hostile(hostile_agent, tmp, name, scenario, procs, suffix=".sock", log
 def by_target(doc):
     """A CLI document's guests by their target."""
     return {g.get("target"): g for g in doc.get("guests", [])}
+
+
+# ---- a process's peak RSS -----------------------------------------------------------------
+
+# Runs argv and prints its exit status and peak RSS. A process's high-water mark
+# starts from its parent's (Linux carries it across fork and exec), so the program
+# measured is not started from the test, whose RSS grows with the documents it
+# reads, but from this small interpreter.
+_MEASURED = """
+import os, subprocess, sys
+with open(sys.argv[1], "wb") as out, open(sys.argv[2], "wb") as err:
+    proc = subprocess.Popen(sys.argv[3:], stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+    _, status, usage = os.wait4(proc.pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+"""
+
+
+def run_measured(argv, out_path, err_path):
+    """(exit status, peak RSS in KiB, seconds) of argv, its stdout and stderr in the files."""
+    start = time.monotonic()
+    spawned = subprocess.run([sys.executable, "-c", _MEASURED, out_path, err_path] + argv,
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             check=True)
+    rc, rss = (int(x) for x in spawned.stdout.split())
+    return rc, rss, time.monotonic() - start
 
 
 # ---- a real terminal ----------------------------------------------------------------------

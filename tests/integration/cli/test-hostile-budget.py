@@ -34,14 +34,13 @@ import os
 import re
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import time
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from gbtest import (by_target, check, skip, start_agents, start_hostile,  # noqa: E402
+from gbtest import (by_target, check, run_measured, skip, start_agents, start_hostile,  # noqa: E402
                     stop, tap_report)
 
 CLI = os.environ["GB_CLI"]
@@ -71,26 +70,11 @@ BUDGET_CUT = re.compile("the fleet's reply budget of 8 MiB is used up: this gues
 
 
 
-# Starts the CLI and prints its peak RSS: a process's high-water mark starts from its
-# parent's (Linux carries it across fork and exec), so the CLI is not started from this
-# test, whose RSS grows with the documents it reads, but from this small interpreter.
-SPAWN = """
-import os, subprocess, sys
-with open(sys.argv[1], "wb") as out, open(sys.argv[2], "wb") as err:
-    proc = subprocess.Popen(sys.argv[3:], stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-    _, status, usage = os.wait4(proc.pid, 0)
-print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
-"""
-
-
 def run_cli(tmp, args):
     """(rc, document, stderr, peak RSS in KiB) of one CLI run."""
     out_path = os.path.join(tmp, "out.json")
     err_path = os.path.join(tmp, "err.txt")
-    spawned = subprocess.run([sys.executable, "-c", SPAWN, out_path, err_path, CLI] + args,
-                             stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                             check=True)
-    rc, rss = (int(x) for x in spawned.stdout.split())
+    rc, rss, _ = run_measured([CLI] + args, out_path, err_path)
     with open(out_path, encoding="utf-8", errors="replace") as f:
         text = f.read()
     with open(err_path, encoding="utf-8", errors="replace") as f:

@@ -44,7 +44,7 @@ import time
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from gbtest import (by_target, check, skip, start_agents, start_hostile,  # noqa: E402
+from gbtest import (by_target, check, run_measured, skip, start_agents, start_hostile,  # noqa: E402
                     stop, tap_report)
 
 CLI = os.environ["GB_CLI"]
@@ -78,12 +78,7 @@ def run_cli(tmp, args):
     """(rc, document, stderr, seconds, peak RSS in KiB) of one CLI run."""
     out_path = os.path.join(tmp, "out.json")
     err_path = os.path.join(tmp, "err.txt")
-    start = time.monotonic()
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        proc = subprocess.Popen([CLI] + args, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    elapsed = time.monotonic() - start
+    rc, rss, elapsed = run_measured([CLI] + args, out_path, err_path)
     with open(out_path, encoding="utf-8", errors="replace") as f:
         text = f.read()
     with open(err_path, encoding="utf-8", errors="replace") as f:
@@ -92,7 +87,7 @@ def run_cli(tmp, args):
         doc = json.loads(text)
     except ValueError:
         doc = {"unparsed": text[:500]}
-    return proc.returncode, doc, err_text, elapsed, usage.ru_maxrss
+    return rc, doc, err_text, elapsed, rss
 
 
 def pump(src, dst, stop_on=None, on_stop=None, sent=None):

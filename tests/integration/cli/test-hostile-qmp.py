@@ -29,7 +29,8 @@ sys.dont_write_bytecode = True  # nothing written into the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
-from gbtest import check, skip, start_agents, start_hostile, stop, tap_report  # noqa: E402
+from gbtest import (check, run_measured, skip, start_agents, start_hostile, stop,  # noqa: E402
+                    tap_report)
 
 CLI = os.environ["GB_CLI"]
 DANGER = "\x1b]0;owned\x07\x1b[2J\x9b31m\u202eLIAF\u202c\r"
@@ -63,15 +64,12 @@ def run(args):
 
 def run_rss(args):
     """(rc, stdout, stderr, seconds, peak RSS in KiB) of one CLI run."""
-    start = time.monotonic()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([CLI] + args, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        out.seek(0)
-        err.seek(0)
-        return (os.waitstatus_to_exitcode(status), out.read().decode(errors="replace"),
-                err.read().decode(errors="replace"), time.monotonic() - start,
-                usage.ru_maxrss)
+    with tempfile.TemporaryDirectory(prefix="gb-qmp-rss-") as tmp:
+        out_path, err_path = os.path.join(tmp, "out"), os.path.join(tmp, "err")
+        rc, rss, elapsed = run_measured([CLI] + args, out_path, err_path)
+        with open(out_path, encoding="utf-8", errors="replace") as out, \
+                open(err_path, encoding="utf-8", errors="replace") as err:
+            return rc, out.read(), err.read(), elapsed, rss
 
 
 def guest_error(out):
