@@ -40,7 +40,9 @@ const CliCompletion *cli_app_get_common_completions(void);
 /*
  * "guestbench __complete spec": the commands, their options and operands,
  * one per line, for the bash completion (packaging/completion/guestbench);
- * "guestbench __complete runs": the saved run ids. Not in --help.
+ * "guestbench __complete runs": the saved run ids; "guestbench __complete
+ * domains [URI]": the libvirt domains of URI (default: libvirt's). Not in
+ * --help.
  */
 #define CLI_COMPLETE_ARG "__complete"
 char *cli_complete_dump(const char *const *args, GError **error);

@@ -5,6 +5,7 @@
 
 #include "analysis/runs.h"
 #include "commands/commands.h"
+#include "transport/virt.h"
 
 /*
  * The bash completion's tables, drawn from the same option tables as --help so
@@ -139,13 +140,60 @@ static char *cli_complete_runs(GError **error)
 	return g_string_free(out, FALSE);
 }
 
+/* A completion waits for this at most: an unanswering hypervisor offers nothing. */
+#define CLI_COMPLETE_VIRT_TIMEOUT_S 3.0
+
+/*
+ * The names of the domains of uri (NULL: libvirt's default), as discover
+ * finds them; a name with a control character (libvirt allows a newline) is
+ * left out, since the list is one name a line.
+ */
+static char *cli_complete_domains_of(const char *uri, GError **error)
+{
+	g_autoptr(GPtrArray) domains = NULL;
+	CliVirtConn *conn;
+	GString *out;
+
+	cli_virt_set_timeout(CLI_COMPLETE_VIRT_TIMEOUT_S);
+	conn = cli_virt_connect(uri, error);
+	if (conn == NULL)
+		return NULL;
+	domains = cli_virt_list_domains(conn, error);
+	if (domains == NULL)
+		return NULL;
+	out = g_string_new(NULL);
+	for (guint i = 0; i < domains->len; i++) {
+		const CliVirtDomain *domain = g_ptr_array_index(domains, i);
+		gboolean plain = TRUE;
+
+		for (const char *c = domain->name; *c != '\0'; c++)
+			plain = plain && !g_ascii_iscntrl(*c);
+		if (plain)
+			g_string_append_printf(out, "%s\n", domain->name);
+	}
+	return g_string_free(out, FALSE);
+}
+
+/* The process does nothing else: its connection is closed at once. */
+static char *cli_complete_domains(const char *uri, GError **error)
+{
+	char *names = cli_complete_domains_of(uri, error);
+
+	cli_virt_shutdown();
+	return names;
+}
+
 char *cli_complete_dump(const char *const *args, GError **error)
 {
-	if (args[0] != NULL && args[1] == NULL && g_strcmp0(args[0], "spec") == 0)
+	guint n = g_strv_length((char **)args);
+
+	if (n == 1 && g_strcmp0(args[0], "spec") == 0)
 		return cli_complete_spec();
-	if (args[0] != NULL && args[1] == NULL && g_strcmp0(args[0], "runs") == 0)
+	if (n == 1 && g_strcmp0(args[0], "runs") == 0)
 		return cli_complete_runs(error);
+	if ((n == 1 || n == 2) && g_strcmp0(args[0], "domains") == 0)
+		return cli_complete_domains(args[1], error);
 	g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-	                    CLI_COMPLETE_ARG " takes 'spec' or 'runs'");
+	                    CLI_COMPLETE_ARG " takes 'spec', 'runs' or 'domains [URI]'");
 	return NULL;
 }

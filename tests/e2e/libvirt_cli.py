@@ -81,6 +81,14 @@ def cases(lab):
           rc == 0 and all(x["status"] == "ok" for x in g.values()) and len(g) == 4,
           (rc, {k: (v["status"], v.get("error")) for k, v in g.items()}, err))
 
+    # what the bash completion offers after libvirt: (root, and the libvirt-group user)
+    names = sorted(x.name for x in lab.all_domains())
+    for who, kw in (("root", {}), ("a libvirt-group user", {"lab": lab, "user": True})):
+        rc, out, err, _ = cli(["__complete", "domains"], **kw)
+        listed = sorted(n for n in out.splitlines() if n in names)
+        check("__complete domains as %s lists the lab's %d domains, the odd name too"
+              % (who, len(names)), rc == 0 and listed == names, (rc, out[-300:], err[-300:]))
+
     rc, doc, err, _ = cli_json(["ping", "libvirt:" + off.name, "libvirt:gbvl-no-such-domain"])
     g = guests(doc)
     e_off = (g.get("libvirt:" + off.name) or {}).get("error") or ""

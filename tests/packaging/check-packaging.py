@@ -422,6 +422,28 @@ def check_completion(script):
         expect(f"{cli} --libvirt-dir={libvirt} discover web1 d", ["db1"])
         # Names with blanks or globs must not break the script.
         expect(f"{cli} ping unix:{tmp}/no*such", [])
+        # libvirt: without --libvirt-dir, the domains libvirt itself lists, at the
+        # first --connect URI: libvirt's test driver (the real library, no daemon)
+        # with a node of three domains, one with a blank and a non-ASCII letter
+        node = os.path.join(tmp, "node.xml")
+        with open(node, "w") as f:
+            f.write("<node>" + "".join(
+                "<domain type='test'><name>%s</name><memory>65536</memory>"
+                "<os><type>hvm</type></os></domain>" % n
+                for n in ("web1", "db1", "gb odd.\u00fc-1")) + "</node>\n")
+        listed = run([cli, "__complete", "domains", "test://" + node], check=False)
+        if "built without libvirt" in listed.stderr:
+            expect(f"{cli} -c test://{node} ping libvirt:", [])
+        else:
+            if sorted(listed.stdout.splitlines()) != ["db1", "gb odd.\u00fc-1", "web1"]:
+                problems.append(f"__complete domains test://{node}: {listed}")
+            expect(f"{cli} -c test://{node} ping libvirt:", ["web1", "db1", "gb\\ odd.\u00fc-1"])
+            expect(f"{cli} --connect=test://{node} audit libvirt:w", ["web1"])
+            expect(f"{cli} --connect test://{node} -c test:///default ping libvirt:g",
+                   ["gb\\ odd.\u00fc-1"])
+            expect(f"{cli} discover -c test://{node} d", ["db1"])
+            # a URI that does not answer offers nothing, at once
+            expect(f"{cli} -c test:///{tmp}/missing.xml ping libvirt:", [])
 
         # Saved runs: compare and report offer their ids; a file that is not a
         # run is not offered; a path still completes as a file.
