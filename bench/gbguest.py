@@ -368,7 +368,8 @@ class Run:
 
     def __init__(self, script, res, cli, sock, ge, n, hostport=None, prefix=""):
         self.script = script
-        self.prefix = prefix  # before each group and test name: the guest's, where there are several
+        # before each group and test name: the guest's CPU, where a script has several
+        self.prefix = prefix
         self.res, self.cli, self.sock, self.ge, self.n = res, cli, sock, ge, n
         self.hostport = hostport
         self.rows, self.ratios, self.notes, self.failed = [], [], [], []
@@ -476,7 +477,8 @@ class Run:
                                   "from 2 MiB hugetlb pages (--mem=shmhuge)" if FIO_MEM[0] else
                                   "from malloc"))
         hp = self.hostport or 0
-        text = "\nCommands (SOCK = the guest's virtio-serial socket, HOSTPORT = the hostfwd port):\n\n"
+        text = ("\nCommands (SOCK = the guest's virtio-serial socket, HOSTPORT = the hostfwd "
+                "port):\n\n")
         for key in sorted(commands):
             ours, ref = commands[key]
             text += "- %s: ours `%s`; reference %s\n" % (key, fmt_cmd(ours, hp),
