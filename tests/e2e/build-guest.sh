@@ -4,14 +4,18 @@
 # loads the virtio/ATA/SCSI/NIC modules in dependency order, and the binaries
 # given on the command line with every shared library they need.
 #
-# Usage: build-guest.sh [--arch amd64|arm64] CACHE_DIR OUT_DIR BINARY...
+# Usage: build-guest.sh [--arch amd64|arm64] CACHE_DIR OUT_DIR BINARY|lib:PACKAGE...
 # Produces OUT_DIR/vmlinuz and OUT_DIR/initrd.img for the architecture (default
 # amd64, this host's). A BINARY is a path on this host, or deb:PACKAGE:PATH for
 # PATH inside the architecture's PACKAGE (apt-get download; for a foreign
 # architecture, whose binaries are not installed here). The libraries of a
 # foreign binary come from this host's multiarch directories
-# (/usr/lib/aarch64-linux-gnu, from `apt-get install LIB:arm64`). CACHE_DIR keeps
-# the downloaded packages between runs, so only apt is ever contacted.
+# (/usr/lib/aarch64-linux-gnu, from `apt-get install LIB:arm64`), then from the
+# packages named by lib:PACKAGE arguments: the architecture's PACKAGE, downloaded
+# and extracted in the cache, never installed (for libraries that cannot be
+# installed beside this host's, or that only a guest's binary needs); only the
+# libraries a binary needs go into the image. CACHE_DIR keeps the downloaded
+# packages between runs, so only apt is ever contacted.
 set -eu
 
 arch=amd64
@@ -34,7 +38,7 @@ arm64)
 	;;
 esac
 if [ $# -lt 2 ]; then
-	echo "usage: build-guest.sh [--arch amd64|arm64] CACHE_DIR OUT_DIR BINARY..." >&2
+	echo "usage: build-guest.sh [--arch amd64|arm64] CACHE_DIR OUT_DIR BINARY|lib:PACKAGE..." >&2
 	exit 2
 fi
 cache=$1
@@ -67,10 +71,23 @@ download() {
 
 # The binaries first, so that a wrong one fails before any work: each a file
 # of the image's architecture; deb:PACKAGE:PATH becomes PATH in the extracted
-# package.
+# package. lib:PACKAGE adds the extracted package's library directories to
+# those a foreign binary's libraries are looked up in.
+libdirs="/lib/$triplet /usr/lib/$triplet"
 n=$#
 for b in "$@"; do
 	case "$b" in
+	lib:*)
+		[ "$arch" != "$native" ] || {
+			echo "build-guest: $b: lib: is for a foreign architecture's binaries" >&2
+			exit 2
+		}
+		d=$(download "${b#lib:}")
+		# its multiarch directories and those below them (librados2's ceph/)
+		libdirs="$libdirs $(find "$d/lib/$triplet" "$d/usr/lib/$triplet" -type d 2>/dev/null |
+			tr '\n' ' ')"
+		continue
+		;;
 	deb:*:*)
 		p=${b#deb:}
 		path=${p#*:}
@@ -152,11 +169,18 @@ done
 
 # Binaries and the libraries they need, at the same paths. A native binary's
 # come from ldd; a foreign one's from its ELF headers (interpreter, DT_NEEDED,
-# recursively), found in this host's multiarch directories.
-libdirs="/lib/$triplet /usr/lib/$triplet"
+# recursively), found in this host's multiarch directories or in an extracted
+# lib:PACKAGE, which goes to the path it has in its package.
 copy_lib() {
-	mkdir -p "$stage$(dirname "$1")"
-	[ -e "$stage$1" ] || cp -L "$1" "$stage$1"
+	dest=$1
+	case "$1" in
+	"$cache"/*)
+		dest=${1#"$cache"/}
+		dest=/${dest#*/}
+		;;
+	esac
+	mkdir -p "$stage$(dirname "$dest")"
+	[ -e "$stage$dest" ] || cp -L "$1" "$stage$dest"
 }
 foreign_libs() {
 	interp=$(readelf -lW "$1" | sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p')
@@ -177,7 +201,7 @@ foreign_libs() {
 				fi
 			done
 			if [ -z "$found" ]; then
-				echo "build-guest: $name (needed by $elf) is not in $libdirs (apt-get install the package of it for $arch)" >&2
+				echo "build-guest: $name (needed by $elf) is not in $libdirs (apt-get install the package of it for $arch, or pass lib:PACKAGE)" >&2
 				exit 1
 			fi
 			case "$seen" in

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """scripts/deps --arm64 installs every arm64 library that Debian's arm64
-qemu-guest-agent needs (bench/fidelity-aes-aarch64 puts it into the aarch64
+qemu-guest-agent needs (bench/fidelity-aarch64 puts it into the aarch64
 guest image with those libraries): what the script asks apt-get to install,
 with all that depends on, is held against apt-cache's own Depends of
 qemu-guest-agent:arm64.
