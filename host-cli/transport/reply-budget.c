@@ -107,25 +107,31 @@ static guint64 cli_reply_budget_kib(guint64 bytes)
 	return bytes / 1024 + (bytes % 1024 != 0);
 }
 
+/* Whether *hold could hold a kept reply of cost; the error names the reply when not. */
+static gboolean cli_reply_budget_fits_reply(const CliReplyHold *hold, guint64 cost, GError **error)
+{
+	g_autofree char *what = NULL;
+
+	if (cli_reply_budget_fits(hold, cost))
+		return TRUE;
+	what = g_strdup_printf("this guest's reply of %" G_GUINT64_FORMAT " KiB was not kept",
+	                       cli_reply_budget_kib(cost));
+	cli_reply_budget_set_error(error, what);
+	return FALSE;
+}
+
 gboolean cli_reply_budget_check(guint64 cost, GError **error)
 {
 	const CliReplyHold none = { 0 };
 
-	if (!cli_reply_budget_fits(&none, cost)) {
-		g_autofree char *what =
-		    g_strdup_printf("this guest's reply of %" G_GUINT64_FORMAT " KiB was not kept",
-		                    cli_reply_budget_kib(cost));
-
-		cli_reply_budget_set_error(error, what);
-		return FALSE;
-	}
-	return TRUE;
+	return cli_reply_budget_fits_reply(&none, cost, error);
 }
 
 gboolean cli_reply_budget_take(guint64 cost, CliReplyHold *hold, GError **error)
 {
 	g_return_val_if_fail(hold != NULL, FALSE);
-	if (!cli_reply_budget_check(cost, error))
+	/* what *hold has already counts for it: a hold that grew becomes the reply's */
+	if (!cli_reply_budget_fits_reply(hold, cost, error))
 		return FALSE;
 	cli_reply_budget_hold(hold, cost);
 	return TRUE;
