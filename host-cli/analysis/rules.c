@@ -108,9 +108,16 @@ static void reported_add(GHashTable *reported, const char *member)
 	for (gsize i = 0; i < key->len; i++)
 		reported_hash_step(&h, (guchar)member[i]);
 	key->hash = reported_hash_value(&h);
-	/* an empty member covers nothing */
-	if (key->len == 0 || !g_hash_table_add(reported, key))
+	/*
+	 * An empty member covers nothing, and a member named twice is kept once.
+	 * Not g_hash_table_add()'s return value: on a repeat it has already put
+	 * the new key in the table (freeing the old one), so it is not ours to free.
+	 */
+	if (key->len == 0 || g_hash_table_contains(reported, key)) {
 		g_free(key);
+		return;
+	}
+	g_hash_table_add(reported, key);
 }
 
 /* An agent error on "memory" covers "memory.thp"; one on "block[1]" covers "block[1].bus". */

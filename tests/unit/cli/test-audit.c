@@ -1118,6 +1118,44 @@ static void test_errors_coverage(void)
 	}
 }
 
+/*
+ * The same member named in several errors entries (a guest that lists a disk
+ * twice names its errors twice): one finding, no double free. A guest chooses
+ * how often it repeats a name; every spelling repeated, in a fleet of two.
+ */
+static void test_errors_repeated(void)
+{
+	g_autoptr(CliAuditSummary) summary = cli_audit_summary_new();
+
+	for (guint guest = 0; guest < 2; guest++) {
+		g_autoptr(JsonNode) node = load_fixture("tuned-host.json");
+		JsonObject *facts = fixture_object(node);
+		JsonArray *block = NULL;
+		JsonArray *errors = json_array_new();
+		g_autoptr(GPtrArray) findings = NULL;
+
+		json_object_set_null_member(element_object(facts, "block", 0), "bus");
+		/* the same disk twice, as the hostile guest sent it */
+		block = json_object_get_array_member(facts, "block");
+		json_array_add_element(block, json_node_copy(json_array_get_element(block, 0)));
+		for (guint i = 0; i < 3; i++) {
+			const char *const members[] = { "block[0].bus", "block.vda.bus", "" };
+			for (guint m = 0; m < G_N_ELEMENTS(members); m++) {
+				JsonObject *entry = json_object_new();
+				json_object_set_string_member(entry, "member", members[m]);
+				json_object_set_string_member(entry, "reason", "gone");
+				json_array_add_object_element(errors, entry);
+			}
+		}
+		json_object_set_array_member(facts, "errors", errors);
+		findings = cli_audit_run(facts);
+		/* the agent's own entries, each as sent: nothing lost, nothing judged twice */
+		g_assert_cmpuint(count_rule(findings, "FACTS-ERRORS", -1), >=, 6);
+		assert_no_finding(findings, "DISK-EMULATED", "block/vda");
+		cli_audit_summary_add(summary, guest == 0 ? "bad" : "other", findings);
+	}
+}
+
 static void test_errors_numa(void)
 {
 	g_autoptr(JsonNode) node = load_fixture("numa-memoryless.json");
@@ -1456,6 +1494,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/audit/extra-members", test_extra_members);
 	g_test_add_func("/audit/huge-arrays", test_huge_arrays);
 	g_test_add_func("/audit/errors-coverage", test_errors_coverage);
+	g_test_add_func("/audit/errors-repeated", test_errors_repeated);
 	g_test_add_func("/audit/errors-numa", test_errors_numa);
 	g_test_add_func("/audit/findings-json", test_findings_json);
 	g_test_add_func("/audit/render-table", test_render_table);
