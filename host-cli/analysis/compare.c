@@ -35,6 +35,8 @@ static void cli_compare_column_free(CliCompareColumn *col)
 		json_object_unref(col->params);
 	if (col->facts != NULL)
 		json_object_unref(col->facts);
+	if (col->result != NULL)
+		json_object_unref(col->result);
 	g_free(col);
 }
 
@@ -192,9 +194,17 @@ static gboolean cli_compare_parse_sample(JsonObject *sample, CliCompareCell *cel
 	return TRUE;
 }
 
-/* Checks a result's metrics: each sample well-typed, labels all strings. */
-static gboolean cli_compare_check_metrics(JsonObject *result, GError **error)
+static char *cli_compare_sample_id(const char *test, const char *metric, const char *unit,
+                                   JsonObject *labels);
+
+/*
+ * Checks a result's metrics: each sample well-typed, labels all strings, and
+ * no sample twice (same metric, unit and labels but the run labels): a guest
+ * that repeats one has no single value for that row.
+ */
+static gboolean cli_compare_check_metrics(JsonObject *result, const char *test, GError **error)
 {
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	JsonArray *metrics = NULL;
 
 	if (!gb_json_get_array(result, "metrics", GB_JSON_REQUIRED, &metrics, error))
@@ -204,13 +214,16 @@ static gboolean cli_compare_check_metrics(JsonObject *result, GError **error)
 		CliCompareCell cell = { 0 };
 		JsonObject *sample = NULL;
 		JsonObject *labels = NULL;
+		const char *metric = NULL;
+		const char *unit = NULL;
 		const char *str = NULL;
+		char *id;
 
 		if (!gb_json_node_get_object(json_array_get_element(metrics, i), what, &sample,
 		                             error))
 			return FALSE;
-		if (!gb_json_get_string(sample, "metric", GB_JSON_REQUIRED, &str, error) ||
-		    !gb_json_get_string(sample, "unit", GB_JSON_REQUIRED, &str, error) ||
+		if (!gb_json_get_string(sample, "metric", GB_JSON_REQUIRED, &metric, error) ||
+		    !gb_json_get_string(sample, "unit", GB_JSON_REQUIRED, &unit, error) ||
 		    !gb_json_get_object(sample, "labels", GB_JSON_OPTIONAL, &labels, error) ||
 		    !cli_compare_parse_sample(sample, &cell, error)) {
 			g_free(cell.unavailable);
@@ -228,29 +241,58 @@ static gboolean cli_compare_check_metrics(JsonObject *result, GError **error)
 				}
 			}
 		}
+		id = cli_compare_sample_id(test, metric, unit, labels);
+		if (g_hash_table_contains(seen, id)) {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "%s: %s {%s} appears twice", what, metric,
+			            strrchr(id, '\x1f') + 1);
+			g_free(id);
+			return FALSE;
+		}
+		g_hash_table_add(seen, id);
 	}
 	return TRUE;
 }
 
-static gboolean cli_compare_parse_guest(CliComparison *cmp, JsonObject *guest,
-                                        CliCompareColumn *col, GError **error)
+gboolean cli_compare_check_result(JsonObject *result, GError **error)
+{
+	const char *test = NULL;
+	const char *str = NULL;
+	JsonObject *obj = NULL;
+	gint64 concurrent = 0;
+
+	if (!gb_json_get_string(result, "test", GB_JSON_REQUIRED, &test, error) ||
+	    !gb_json_get_object(result, "params", GB_JSON_REQUIRED, &obj, error) ||
+	    !gb_json_get_object(result, "facts", GB_JSON_OPTIONAL, &obj, error) ||
+	    !gb_json_get_string(result, "timestamp", GB_JSON_OPTIONAL, &str, error) ||
+	    !gb_json_get_string(result, "agent_version", GB_JSON_OPTIONAL, &str, error) ||
+	    !gb_json_get_object(result, "labels", GB_JSON_OPTIONAL, &obj, error) ||
+	    !gb_json_get_int(obj, "concurrent", GB_JSON_OPTIONAL, 1, G_MAXINT32, &concurrent,
+	                     error) ||
+	    !cli_compare_check_metrics(result, test, error))
+		return FALSE;
+	return TRUE;
+}
+
+/*
+ * One guest of a document into col. FALSE (with error) when the guest's entry
+ * cannot be read; col then names the guest as far as it could be read.
+ */
+static gboolean cli_compare_parse_guest(JsonObject *guest, CliCompareColumn *col, GError **error)
 {
 	const char *name = NULL;
 	const char *status = NULL;
 	const char *guest_error = NULL;
-	const char *test = NULL;
-	const char *timestamp = NULL;
-	const char *agent_version = NULL;
+	const char *str = NULL;
 	JsonObject *result = NULL;
-	JsonObject *params = NULL;
-	JsonObject *facts = NULL;
 	JsonObject *labels = NULL;
 
-	if (!gb_json_get_string(guest, "name", GB_JSON_REQUIRED, &name, error) ||
-	    !gb_json_get_string(guest, "status", GB_JSON_REQUIRED, &status, error) ||
-	    !gb_json_get_string(guest, "error", GB_JSON_OPTIONAL, &guest_error, error))
+	if (!gb_json_get_string(guest, "name", GB_JSON_REQUIRED, &name, error))
 		return FALSE;
 	col->guest = g_strdup(name);
+	if (!gb_json_get_string(guest, "status", GB_JSON_REQUIRED, &status, error) ||
+	    !gb_json_get_string(guest, "error", GB_JSON_OPTIONAL, &guest_error, error))
+		return FALSE;
 	if (g_strcmp0(status, "ok") != 0) {
 		/* a guest that failed is shown as a column of "—", not dropped */
 		col->error = g_strdup_printf("%s%s%s", status, guest_error != NULL ? ": " : "",
@@ -259,23 +301,26 @@ static gboolean cli_compare_parse_guest(CliComparison *cmp, JsonObject *guest,
 	}
 	if (!gb_json_get_object(guest, "result", GB_JSON_REQUIRED, &result, error))
 		return FALSE;
-	if (!gb_json_get_string(result, "test", GB_JSON_REQUIRED, &test, error) ||
-	    !gb_json_get_object(result, "params", GB_JSON_REQUIRED, &params, error) ||
-	    !gb_json_get_object(result, "facts", GB_JSON_OPTIONAL, &facts, error) ||
-	    !gb_json_get_string(result, "timestamp", GB_JSON_OPTIONAL, &timestamp, error) ||
-	    !gb_json_get_string(result, "agent_version", GB_JSON_OPTIONAL, &agent_version, error) ||
-	    !gb_json_get_object(result, "labels", GB_JSON_OPTIONAL, &labels, error) ||
-	    !gb_json_get_int(labels, "concurrent", GB_JSON_OPTIONAL, 1, G_MAXINT32,
-	                     &col->concurrent, error) ||
-	    !cli_compare_check_metrics(result, error)) {
+	if (!cli_compare_check_result(result, error)) {
 		g_prefix_error(error, "result: ");
 		return FALSE;
 	}
-	col->test = g_strdup(test);
-	col->timestamp = g_strdup(timestamp);
-	col->agent_version = g_strdup(agent_version);
-	col->params = json_object_ref(params);
-	col->facts = facts != NULL ? json_object_ref(facts) : NULL;
+	/* checked above */
+	gb_json_get_string(result, "test", GB_JSON_REQUIRED, &str, NULL);
+	col->test = g_strdup(str);
+	gb_json_get_string(result, "timestamp", GB_JSON_OPTIONAL, &str, NULL);
+	col->timestamp = g_strdup(str);
+	str = NULL;
+	gb_json_get_string(result, "agent_version", GB_JSON_OPTIONAL, &str, NULL);
+	col->agent_version = g_strdup(str);
+	gb_json_get_object(result, "labels", GB_JSON_OPTIONAL, &labels, NULL);
+	gb_json_get_int(labels, "concurrent", GB_JSON_OPTIONAL, 1, G_MAXINT32, &col->concurrent,
+	                NULL);
+	col->params = json_object_ref(json_object_get_object_member(result, "params"));
+	col->facts = gb_json_has(result, "facts")
+	                 ? json_object_ref(json_object_get_object_member(result, "facts"))
+	                 : NULL;
+	col->result = json_object_ref(result);
 	return TRUE;
 }
 
@@ -284,11 +329,12 @@ gboolean cli_comparison_add_data(CliComparison *cmp, const char *source, const c
 {
 	g_autoptr(JsonNode) root = NULL;
 	g_autoptr(GPtrArray) cols = NULL;
+	g_autoptr(GError) first_bad = NULL;
 	JsonObject *doc = NULL;
 	JsonArray *guests = NULL;
 	const char *version = NULL;
 	const char *command = NULL;
-	guint n;
+	guint n, n_bad = 0;
 
 	root = gb_json_parse(data, len, error);
 	if (root == NULL) {
@@ -313,20 +359,32 @@ gboolean cli_comparison_add_data(CliComparison *cmp, const char *source, const c
 		            "%s: member 'guests' is empty: nothing to compare", source);
 		return FALSE;
 	}
-	/* all or nothing: a bad guest leaves cmp as it was */
+	/*
+	 * Guest by guest: one guest's unreadable entry (a guest's result is what
+	 * the guest chose to send) becomes a column without values that says why,
+	 * and the others are compared. A document with no readable guest fails
+	 * whole, and cmp is left as it was.
+	 */
 	cols = g_ptr_array_new_with_free_func((GDestroyNotify)cli_compare_column_free);
 	for (guint i = 0; i < n; i++) {
 		g_autofree char *what = g_strdup_printf("guests[%u]", i);
+		g_autoptr(GError) bad = NULL;
 		CliCompareColumn *col = g_new0(CliCompareColumn, 1);
 		JsonObject *guest = NULL;
 
 		g_ptr_array_add(cols, col);
 		col->source = g_strdup(source);
 		if (!gb_json_node_get_object(json_array_get_element(guests, i), what, &guest,
-		                             error) ||
-		    !cli_compare_parse_guest(cmp, guest, col, error)) {
-			g_prefix_error(error, "%s: %s: ", source, what);
-			return FALSE;
+		                             &bad) ||
+		    !cli_compare_parse_guest(guest, col, &bad)) {
+			g_prefix_error(&bad, "%s: %s: ", source, what);
+			if (col->guest == NULL)
+				col->guest = g_strdup(what);
+			col->error = g_strdup_printf("unreadable entry: %s", bad->message);
+			g_clear_pointer(&col->test, g_free);
+			n_bad++;
+			if (first_bad == NULL)
+				first_bad = g_steal_pointer(&bad);
 		}
 		if (cmp->by == CLI_COMPARE_BY_GUEST)
 			col->label = g_strdup(col->guest);
@@ -334,6 +392,10 @@ gboolean cli_comparison_add_data(CliComparison *cmp, const char *source, const c
 			col->label = g_strdup(label);
 		else
 			col->label = g_strdup_printf("%s/%s", label, col->guest);
+	}
+	if (n_bad == n) {
+		g_propagate_error(error, g_steal_pointer(&first_bad));
+		return FALSE;
 	}
 	for (guint i = 0; i < cols->len; i++)
 		g_ptr_array_add(cmp->columns, g_steal_pointer(&g_ptr_array_index(cols, i)));
@@ -489,19 +551,11 @@ static gint cli_compare_label_cmp(gconstpointer a, gconstpointer b)
 	return g_strcmp0(*(const char *const *)a, *(const char *const *)b);
 }
 
-static CliCompareRow *cli_compare_row_new(const char *test, const char *metric, const char *unit,
-                                          JsonObject *labels, guint n_columns)
+/* The labels that tell a sample's row apart (not the run labels), sorted by name. */
+static GPtrArray *cli_compare_row_label_names(const char *test, JsonObject *labels)
 {
-	CliCompareRow *row = g_new0(CliCompareRow, 1);
-	g_autoptr(GPtrArray) names = g_ptr_array_new();
-	g_autoptr(GString) key = g_string_new(NULL);
-	g_autoptr(GString) text = g_string_new(NULL);
+	GPtrArray *names = g_ptr_array_new();
 
-	row->test = g_strdup(test);
-	row->metric = g_strdup(metric);
-	row->unit = g_strdup(unit);
-	row->lower_is_better = cli_compare_unit_lower_is_better(unit);
-	row->headline = cli_compare_is_headline(test, metric, unit);
 	if (labels != NULL) {
 		g_autoptr(GList) members = json_object_get_members(labels);
 		for (GList *l = members; l != NULL; l = l->next) {
@@ -510,6 +564,22 @@ static CliCompareRow *cli_compare_row_new(const char *test, const char *metric, 
 		}
 	}
 	g_ptr_array_sort(names, cli_compare_label_cmp);
+	return names;
+}
+
+static CliCompareRow *cli_compare_row_new(const char *test, const char *metric, const char *unit,
+                                          JsonObject *labels, guint n_columns)
+{
+	CliCompareRow *row = g_new0(CliCompareRow, 1);
+	g_autoptr(GPtrArray) names = cli_compare_row_label_names(test, labels);
+	g_autoptr(GString) key = g_string_new(NULL);
+	g_autoptr(GString) text = g_string_new(NULL);
+
+	row->test = g_strdup(test);
+	row->metric = g_strdup(metric);
+	row->unit = g_strdup(unit);
+	row->lower_is_better = cli_compare_unit_lower_is_better(unit);
+	row->headline = cli_compare_is_headline(test, metric, unit);
 	row->label_names = g_new0(char *, names->len + 1);
 	row->label_values = g_new0(char *, names->len + 1);
 	for (guint i = 0; i < names->len; i++) {
@@ -546,33 +616,31 @@ static char *cli_compare_row_id(const char *test, const char *metric, const char
 	return g_strdup_printf("%s\x1f%s\x1f%s\x1f%s", test, metric, unit, labels_key);
 }
 
+static char *cli_compare_sample_id(const char *test, const char *metric, const char *unit,
+                                   JsonObject *labels)
+{
+	g_autoptr(GPtrArray) names = cli_compare_row_label_names(test, labels);
+	g_autoptr(GString) key = g_string_new(NULL);
+
+	for (guint i = 0; i < names->len; i++) {
+		const char *name = g_ptr_array_index(names, i);
+		const char *value = NULL;
+
+		gb_json_get_string(labels, name, GB_JSON_REQUIRED, &value, NULL);
+		g_string_append_printf(key, "%s%s=%s", i > 0 ? "," : "", name, value);
+	}
+	return cli_compare_row_id(test, metric, unit, key->str);
+}
+
 static gboolean cli_compare_add_rows(CliComparison *cmp, guint c, GHashTable *index, GError **error)
 {
 	CliCompareColumn *col = g_ptr_array_index(cmp->columns, c);
-	JsonObject *doc = NULL;
-	JsonArray *guests = NULL;
 	JsonArray *metrics = NULL;
-	JsonObject *result = NULL;
 
 	if (col->test == NULL)
 		return TRUE;
-	/* find this column's result again: columns are added in document order */
-	for (guint d = 0, seen = 0; d < cmp->docs->len && result == NULL; d++) {
-		gb_json_node_get_object(g_ptr_array_index(cmp->docs, d), "document", &doc, NULL);
-		gb_json_get_array(doc, "guests", GB_JSON_REQUIRED, &guests, NULL);
-		for (guint g = 0; g < json_array_get_length(guests); g++, seen++) {
-			JsonObject *guest = NULL;
-			if (seen != c)
-				continue;
-			gb_json_node_get_object(json_array_get_element(guests, g), "guest", &guest,
-			                        NULL);
-			gb_json_get_object(guest, "result", GB_JSON_REQUIRED, &result, NULL);
-			break;
-		}
-	}
-	if (result == NULL ||
-	    !gb_json_get_array(result, "metrics", GB_JSON_REQUIRED, &metrics, error))
-		return FALSE;
+	/* checked by cli_compare_check_result() when the column was read */
+	gb_json_get_array(col->result, "metrics", GB_JSON_REQUIRED, &metrics, NULL);
 	for (guint i = 0; i < json_array_get_length(metrics); i++) {
 		JsonObject *sample = NULL;
 		JsonObject *labels = NULL;
@@ -580,28 +648,20 @@ static gboolean cli_compare_add_rows(CliComparison *cmp, guint c, GHashTable *in
 		const char *unit = NULL;
 		CliCompareRow *row;
 		g_autofree char *id = NULL;
-		CliCompareRow *probe;
 
 		gb_json_node_get_object(json_array_get_element(metrics, i), "sample", &sample,
 		                        NULL);
 		gb_json_get_string(sample, "metric", GB_JSON_REQUIRED, &metric, NULL);
 		gb_json_get_string(sample, "unit", GB_JSON_REQUIRED, &unit, NULL);
 		gb_json_get_object(sample, "labels", GB_JSON_OPTIONAL, &labels, NULL);
-		probe = cli_compare_row_new(col->test, metric, unit, labels, cmp->columns->len);
-		id = cli_compare_row_id(col->test, metric, unit, probe->labels_key);
+		/* a column has each row once at most: cli_compare_check_metrics() */
+		id = cli_compare_sample_id(col->test, metric, unit, labels);
 		row = g_hash_table_lookup(index, id);
 		if (row == NULL) {
-			row = probe;
+			row =
+			    cli_compare_row_new(col->test, metric, unit, labels, cmp->columns->len);
 			g_ptr_array_add(cmp->rows, row);
 			g_hash_table_insert(index, g_steal_pointer(&id), row);
-		} else {
-			cli_compare_row_free(probe, cmp->columns->len);
-			if (row->cells[c].present || row->cells[c].unavailable != NULL) {
-				g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-				            "%s: guest %s: metrics[%u]: %s {%s} appears twice",
-				            col->source, col->guest, i, metric, row->labels_key);
-				return FALSE;
-			}
 		}
 		if (!cli_compare_parse_sample(sample, &row->cells[c], error))
 			return FALSE;

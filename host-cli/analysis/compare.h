@@ -37,6 +37,7 @@ typedef struct {
 	char *agent_version; /* or NULL */
 	JsonObject *params;  /* the result's params (ref), or NULL */
 	JsonObject *facts;   /* the result's facts (ref), or NULL */
+	JsonObject *result;  /* the guest's whole result (ref), or NULL without one */
 	guint n_runs;        /* most runs behind one of its values; 0 without values */
 	/* labels.concurrent: benchmarks at once on its hypervisor while it ran; 0: not said */
 	gint64 concurrent;
@@ -107,11 +108,22 @@ char *cli_compare_resolve(const char *arg, const char *results_dir, GError **err
  * Parses and checks one bench document and adds its columns. label is the
  * document id used for column headers. Every error names the file and the
  * member ("a.json: guests[0].result.metrics[2]: Parameter 'unit' is missing").
+ * It is read guest by guest: a guest whose entry cannot be read becomes a
+ * column without values whose error says why (the others are kept); only a
+ * document with no readable guest fails.
  */
 gboolean cli_comparison_add_data(CliComparison *cmp, const char *source, const char *label,
                                  const char *data, gsize len, GError **error);
 gboolean cli_comparison_add_file(CliComparison *cmp, const char *path, const char *label,
                                  GError **error);
+
+/*
+ * What a guest's bench result must be for compare and report to read it:
+ * test, params, the optional members of the right types, well-typed samples
+ * and no sample twice. bench checks each result with it before keeping it, so
+ * that what the CLI saves, it reads.
+ */
+gboolean cli_compare_check_result(JsonObject *result, GError **error);
 
 /*
  * Whether (metric, unit) is a headline metric of test: what the benchmark is

@@ -528,6 +528,64 @@ static void test_compare_bad_data(void)
 	}
 }
 
+/*
+ * One guest's unreadable entry beside a good one: the document is read guest
+ * by guest, the good guest compared, the bad one a column that says why.
+ */
+static void test_compare_bad_guest_kept(void)
+{
+	static const char *const bad[] = {
+		"1",
+		"{}",
+		"{\"name\": 7, \"status\": \"ok\"}",
+		"{\"name\": \"b\"}",
+		"{\"name\": \"b\", \"status\": \"ok\"}",
+		"{\"name\": \"b\", \"status\": \"ok\", \"result\": {\"test\": \"aes\", \"params\": "
+		"{}, \"metrics\": [{\"metric\": \"m\", \"unit\": \"B/s\", \"value\": 1}, 5]}}",
+		"{\"name\": \"b\", \"status\": \"ok\", \"result\": {\"test\": \"aes\", \"params\": "
+		"[], \"metrics\": []}}",
+		"{\"name\": \"b\", \"status\": \"ok\", \"result\": {\"test\": 1, \"params\": {}, "
+		"\"metrics\": []}}",
+		"{\"name\": \"b\", \"status\": \"ok\", \"result\": {\"test\": \"aes\", \"params\": "
+		"{}, \"labels\": {\"concurrent\": -1}, \"metrics\": []}}",
+		/* the same sample twice: which value would it be? */
+		"{\"name\": \"b\", \"status\": \"ok\", \"result\": {\"test\": \"aes\", \"params\": "
+		"{}, \"metrics\": [{\"metric\": \"m\", \"unit\": \"B/s\", \"value\": 1, "
+		"\"labels\": "
+		"{\"block_size\": \"16\"}}, {\"metric\": \"m\", \"unit\": \"B/s\", \"value\": 2, "
+		"\"labels\": {\"block_size\": \"16\"}}]}}",
+	};
+	const char *good = "{\"name\": \"a\", \"status\": \"ok\", \"result\": {\"test\": \"aes\", "
+	                   "\"params\": {}, \"metrics\": [{\"metric\": \"m\", \"unit\": \"B/s\", "
+	                   "\"value\": 1, \"labels\": {\"block_size\": \"16\"}}]}}";
+
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(CliComparison) cmp = cli_comparison_new(CLI_COMPARE_BY_GUEST);
+		g_autoptr(GError) error = NULL;
+		g_autofree char *doc = g_strdup_printf(
+		    "{\"guestbench\": \"0\", \"command\": \"bench\", \"guests\": [%s, %s]}", good,
+		    bad[i]);
+		CliCompareColumn *col;
+
+		g_test_message("%s", bad[i]);
+		g_assert_true(
+		    cli_comparison_add_data(cmp, "run.json", "r", doc, strlen(doc), &error));
+		g_assert_no_error(error);
+		g_assert_cmpuint(cmp->columns->len, ==, 2);
+		col = g_ptr_array_index(cmp->columns, 0);
+		g_assert_cmpstr(col->test, ==, "aes");
+		g_assert_null(col->error);
+		col = g_ptr_array_index(cmp->columns, 1);
+		g_assert_null(col->test);
+		g_assert_nonnull(col->error);
+		g_assert_true(
+		    g_str_has_prefix(col->error, "unreadable entry: run.json: guests[1]"));
+		g_assert_true(cli_comparison_compute(cmp, &error));
+		g_assert_no_error(error);
+		g_assert_cmpuint(cmp->rows->len, ==, 1);
+	}
+}
+
 /* A value of null with runs [1, null]: no number, not an error. */
 static void test_compare_incomplete_runs(void)
 {
@@ -624,6 +682,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/compare/hostile-text", test_compare_hostile_text);
 	g_test_add_func("/compare/bad-files", test_compare_bad_files);
 	g_test_add_func("/compare/bad-data", test_compare_bad_data);
+	g_test_add_func("/compare/bad-guest-kept", test_compare_bad_guest_kept);
 	g_test_add_func("/compare/incomplete-runs", test_compare_incomplete_runs);
 	g_test_add_func("/compare/resolve", test_compare_resolve);
 	g_test_add_func("/compare/format", test_compare_format);
