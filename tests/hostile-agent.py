@@ -24,6 +24,11 @@ With "__qmp__" in the scenario it poses as a QEMU monitor instead: on each conne
 it first sends the scenario's "__greeting__" (any of the forms above; absent: a real
 QEMU 7.2 greeting; null: none at all), answers qmp_capabilities with {} unless the
 scenario names it, and every other command as above.
+A "return" value {"__sequence__": [V1, V2, ...]} answers the command's first request
+with V1, the next with V2, and so on, starting again after the last (each V any of the
+forms here): one agent serves a series of documents, one per CLI run. {"__json__": TEXT}
+is a "return" value written as the JSON text TEXT itself (duplicate members, numbers
+Python cannot write), inside a reply that carries the request's id.
 With HOSTILE_AGENT_LOG set, the name of every command received is appended to that
 file, one a line (so a test can tell, e.g., that gb-bench-cancel arrived).
 """
@@ -80,6 +85,10 @@ def send_return(conn, value, request):
         drip(conn, value, request)
     elif isinstance(value, dict) and "__raw__" in value:
         conn.sendall(value["__raw__"].encode("utf-8", "surrogateescape"))
+    elif isinstance(value, dict) and "__json__" in value:
+        rid = request.get("id") if isinstance(request, dict) else None
+        conn.sendall(b'{"id": ' + json.dumps(rid).encode() + b', "return": '
+                     + value["__json__"].encode("utf-8", "surrogateescape") + b"}\n")
     elif isinstance(value, dict) and "__zeros__" in value:
         rid = request.get("id") if isinstance(request, dict) else None
         conn.sendall(b'{"id": ' + json.dumps(rid).encode() + b', "return": ' + zeros(value)
@@ -93,6 +102,21 @@ def log_command(name):
     if path:
         with open(path, "a", encoding="utf-8") as f:
             f.write("%s\n" % name)
+
+
+SEQUENCE = {}
+SEQUENCE_LOCK = threading.Lock()
+
+
+def next_in_sequence(name, value):
+    """value, or for {"__sequence__": [...]} the element whose turn it is."""
+    if not (isinstance(value, dict) and "__sequence__" in value):
+        return value
+    items = value["__sequence__"]
+    with SEQUENCE_LOCK:
+        turn = SEQUENCE.get(name, 0)
+        SEQUENCE[name] = turn + 1
+    return items[turn % len(items)]
 
 
 def answer(conn, scenario, request):
@@ -119,7 +143,7 @@ def answer(conn, scenario, request):
             conn.sendall(text[:cut] + zeros(result) + text[cut + len(b"null"):] + b"\n")
             return
     elif name in scenario:
-        reply = scenario[name]
+        reply = next_in_sequence(name, scenario[name])
     else:
         err = {"class": "CommandNotFound", "desc": "The command %s has not been found" % name}
         send(conn, {"error": err}, request)

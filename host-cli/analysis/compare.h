@@ -120,8 +120,8 @@ gboolean cli_comparison_add_file(CliComparison *cmp, const char *path, const cha
 /*
  * What a guest's bench result must be for compare and report to read it:
  * test, params, the optional members of the right types, well-typed samples
- * and no sample twice. bench checks each result with it before keeping it, so
- * that what the CLI saves, it reads.
+ * and no sample twice. compare reads each guest of a saved run with it, so
+ * that one guest's bad result costs only that guest's column.
  */
 gboolean cli_compare_check_result(JsonObject *result, GError **error);
 

@@ -123,11 +123,15 @@ def check_json(tmp, files, honest):
     for path in runs:
         json_ok("saved run " + os.path.basename(path), open(path, encoding="utf-8").read())
     if len(runs) == 2:
-        # the hostile guest repeats a sample: compare refuses it, with a clean message
+        # the hostile guest repeats a sample: compare reads the runs guest by guest,
+        # the honest guest compared, the hostile one a column that says why, escaped
         p = run(["compare", "--format", "json"] + runs)
-        check("compare: the repeated sample is a usage error, its message is escaped",
-              p.returncode == 2 and "appears twice" in p.stderr
-              and not DANGEROUS.search(p.stderr), (p.returncode, p.stderr))
+        cols = (json_ok("compare --format json", p.stdout) or {}).get("columns", [])
+        errors = [c.get("error") or "" for c in cols]
+        check("compare: the honest guest is compared, the repeated sample named",
+              p.returncode == 0 and any(not e for e in errors)
+              and any("appears twice" in e for e in errors)
+              and not DANGEROUS.search(p.stdout), (p.returncode, errors, p.stderr))
 
 
 def check_csv(honest, bad):
