@@ -287,7 +287,8 @@ def saved_runs(tmp, docs, valid_result):
         except ValueError as e:
             return "not JSON: %s" % e
         cols = out.get("columns", [])
-        if not any(c.get("guest") == "valid" and not c.get("error") for c in cols):
+        # the 2000-guest document names its guests g0, g1, ...
+        if not any(c.get("guest") in ("valid", "g0") and not c.get("error") for c in cols):
             return "the valid guest's column is missing or has no values"
         return None
 
