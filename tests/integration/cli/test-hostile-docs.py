@@ -221,23 +221,31 @@ def run_batches(what, files, argv, ok_codes, check_out=None):
     return bad
 
 
-def saved_facts(tmp, docs, valid_doc):
-    """census and merge over saved facts documents: the valid guest beside each
-    generated one, and the document-level variants."""
+def write_pairs(tmp, prefix, command, valid, docs, other):
+    """Saved documents of command, one per generated doc: a valid guest, then the
+    generated one as "bad" (raw JSON text as it is); then the document-level
+    variants of gendocs.saved_documents() around valid and other. Their paths."""
     files = []
     for i, (what, doc) in enumerate(docs):
         if isinstance(doc, gendocs.Raw):
-            text = ('{"guestbench": "0.1.0", "command": "facts", "guests": [{"name": "valid", '
-                    '"target": "valid", "status": "ok", "result": %s}, {"name": "bad", '
-                    '"target": "bad", "status": "ok", "result": %s}]}'
-                    % (json.dumps(valid_doc), doc.text))
-            files.append(write(tmp, "facts-%04d.json" % i, gendocs.Raw(text)))
+            saved = gendocs.Raw(
+                '{"guestbench": "0.1.0", "command": "%s", "guests": [{"name": "valid", '
+                '"target": "valid", "status": "ok", "result": %s}, {"name": "bad", '
+                '"target": "bad", "status": "ok", "result": %s}]}'
+                % (command, json.dumps(valid), doc.text))
         else:
-            saved = next(gendocs.saved_documents("facts", [("valid", valid_doc), ("bad", doc)]))
-            files.append(write(tmp, "facts-%04d.json" % i, saved[1]))
+            saved = next(gendocs.saved_documents(command, [("valid", valid), ("bad", doc)]))[1]
+        files.append(write(tmp, "%s-%04d.json" % (prefix, i), saved))
     for j, (what, doc) in enumerate(gendocs.saved_documents(
-            "facts", [("valid", valid_doc), ("other", docs[0][1])])):
-        files.append(write(tmp, "facts-doc-%02d.json" % j, doc))
+            command, [("valid", valid), ("other", other)])):
+        files.append(write(tmp, "%s-doc-%02d.json" % (prefix, j), doc))
+    return files
+
+
+def saved_facts(tmp, docs, valid_doc):
+    """census and merge over saved facts documents: the valid guest beside each
+    generated one, and the document-level variants."""
+    files = write_pairs(tmp, "facts", "facts", valid_doc, docs, docs[0][1])
 
     def census_out(p, batch):
         # a saved file whose JSON has a member twice is refused whole, by name
@@ -263,21 +271,7 @@ def saved_facts(tmp, docs, valid_doc):
 def saved_runs(tmp, docs, valid_result):
     """compare and report over saved bench runs, each with a valid guest and a
     generated one."""
-    files = []
-    for i, (what, doc) in enumerate(docs):
-        if isinstance(doc, gendocs.Raw):
-            text = ('{"guestbench": "0.1.0", "command": "bench", "guests": [{"name": "valid", '
-                    '"target": "valid", "status": "ok", "result": %s}, {"name": "bad", '
-                    '"target": "bad", "status": "ok", "result": %s}]}'
-                    % (json.dumps(valid_result), doc.text))
-            files.append(write(tmp, "run-%04d.json" % i, gendocs.Raw(text)))
-        else:
-            saved = next(gendocs.saved_documents("bench", [("valid", valid_result),
-                                                           ("bad", doc)]))
-            files.append(write(tmp, "run-%04d.json" % i, saved[1]))
-    for j, (what, doc) in enumerate(gendocs.saved_documents(
-            "bench", [("valid", valid_result), ("other", valid_result)])):
-        files.append(write(tmp, "run-doc-%02d.json" % j, doc))
+    files = write_pairs(tmp, "run", "bench", valid_result, docs, valid_result)
     valid_run = write(tmp, "valid-run.json",
                       next(gendocs.saved_documents("bench", [("valid", valid_result)]))[1])
 
