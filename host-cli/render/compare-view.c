@@ -735,12 +735,14 @@ JsonNode *cli_comparison_to_json(CliComparison *cmp)
 			}
 			json_builder_begin_object(b);
 			json_builder_set_member_name(b, "value");
-			json_builder_add_double_value(b, cell->value);
+			cli_compare_add_double_or_null(b, cell->value);
 			json_builder_set_member_name(b, "runs");
 			json_builder_add_int_value(b, cell->n_runs);
 			json_builder_set_member_name(b, "stddev");
+			/* values near the double's limits overflow the mean or the deviation:
+			 * JSON has no inf, so such a number is null */
 			if (cell->n_runs > 1)
-				json_builder_add_double_value(b, cell->stddev);
+				cli_compare_add_double_or_null(b, cell->stddev);
 			else
 				json_builder_add_null_value(b);
 			json_builder_end_object(b);

@@ -60,13 +60,17 @@ static CliReportScale cli_report_scale(CliComparison *cmp, guint first, guint en
 		CliCompareRow *row = g_ptr_array_index(cmp->rows, r);
 		for (guint c = 0; c < cmp->columns->len; c++) {
 			const CliCompareCell *cell = &row->cells[c];
-			if (!cell->present)
+			double whisker;
+			/* a mean or a deviation that overflowed does not choose the axis
+			 * (a saved run may hold values near the double's limits) */
+			if (!cell->present || !isfinite(cell->value))
 				continue;
 			any = TRUE;
 			vmin = MIN(vmin, cell->value);
 			vmax = MAX(vmax, cell->value);
 			/* whiskers get room on a linear axis; they do not choose the axis */
-			wmax = MAX(wmax, cell->value + (cell->n_runs > 1 ? cell->stddev : 0));
+			whisker = cell->value + (cell->n_runs > 1 ? cell->stddev : 0);
+			wmax = MAX(wmax, isfinite(whisker) ? whisker : cell->value);
 			if (!(cell->value > 0))
 				all_positive = FALSE;
 		}
@@ -88,9 +92,14 @@ static CliReportScale cli_report_scale(CliComparison *cmp, guint first, guint en
 		double step;
 		if (hi == lo)
 			hi = lo + 1;
-		step = cli_report_nice_step(hi - lo, 5);
+		/* halves: hi - lo overflows when the values span the double's range */
+		step = 2 * cli_report_nice_step(hi / 2 - lo / 2, 5);
+		if (!isfinite(step))
+			step = G_MAXDOUBLE;
 		scale.lo = floor(lo / step) * step;
 		scale.hi = ceil(hi / step) * step;
+		scale.lo = isfinite(scale.lo) ? scale.lo : -G_MAXDOUBLE;
+		scale.hi = isfinite(scale.hi) ? scale.hi : G_MAXDOUBLE;
 	}
 	return scale;
 }
@@ -103,7 +112,9 @@ static double cli_report_y(const CliReportScale *scale, double v)
 	if (scale->log)
 		t = v > 0 ? (log10(v) - scale->lo) / (scale->hi - scale->lo) : 0;
 	else
-		t = (v - scale->lo) / (scale->hi - scale->lo);
+		t = (v / 2 - scale->lo / 2) / (scale->hi / 2 - scale->lo / 2);
+	if (isnan(t))
+		t = 0;
 	t = CLAMP(t, 0, 1);
 	return scale->top + CLI_REPORT_PLOT_HEIGHT * (1 - t);
 }
@@ -252,7 +263,11 @@ void cli_report_append_chart(GString *out, CliComparison *cmp, guint first, guin
 
 	/* grid and ticks */
 	if (scale.log) {
-		for (double e = scale.lo; e <= scale.hi + 1e-9; e += 1) {
+		/* at most about ten lines, however many decades the values span */
+		guint decades = (guint)MIN(scale.hi - scale.lo, 10000.0);
+		guint stride = MAX(1u, (decades + 9) / 10);
+		for (guint i = 0; i <= decades; i += stride) {
+			double e = scale.lo + i;
 			double y = cli_report_y(&scale, pow(10, e));
 			g_autofree char *label = cli_compare_format_value(pow(10, e), head->unit);
 			g_string_append_printf(out,
@@ -268,10 +283,17 @@ void cli_report_append_chart(GString *out, CliComparison *cmp, guint first, guin
 			g_string_append(out, "</text>");
 		}
 	} else {
-		double step = cli_report_nice_step(scale.hi - scale.lo, 5);
-		for (double v = scale.lo; v <= scale.hi + step * 1e-6; v += step) {
+		double step = 2 * cli_report_nice_step(scale.hi / 2 - scale.lo / 2, 5);
+		if (!isfinite(step) || !(step > 0))
+			step = G_MAXDOUBLE;
+		/* counted, not summed: a step lost in the values' rounding ends the loop */
+		for (guint i = 0; i <= 20; i++) {
+			double v = scale.lo + i * step;
 			double y = cli_report_y(&scale, v);
-			g_autofree char *label = cli_compare_format_value(v, head->unit);
+			g_autofree char *label = NULL;
+			if (!(v <= scale.hi + step * 1e-6))
+				break;
+			label = cli_compare_format_value(v, head->unit);
 			g_string_append_printf(out,
 			                       "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" "
 			                       "y1=\"%.1f\" y2=\"%.1f\"/>",

@@ -6,6 +6,7 @@
 #include "guestbench-protocol.h"
 
 #include "analysis/units.h"
+#include "render/compare-view.h"
 #include "render/report.h"
 
 typedef struct {
@@ -463,6 +464,62 @@ static void test_report_axis(void)
 	g_assert_null(strstr(log_svg->str, "linear axis"));
 }
 
+/*
+ * Values near the double's limits (a guest's saved result): the mean and the
+ * deviation overflow. The chart ends with a bounded axis, a log one over 300
+ * decades and a linear one from -1e308 to 1e308; compare's JSON stays JSON.
+ */
+static void test_report_axis_limits(void)
+{
+	static const char *const docs[][2] = {
+		/* all positive: a log axis from 10 to the overflowed whisker */
+		{ "{\"metric\": \"m\", \"unit\": \"B/s\", \"value\": 10, \"labels\": {}}",
+		  "{\"metric\": \"m\", \"unit\": \"B/s\", \"value\": 1e308, \"labels\": {}, "
+		  "\"runs\": [1e308, -1e308, 1e308]}" },
+		/* both signs: a linear axis whose span overflows */
+		{ "{\"metric\": \"m\", \"unit\": \"B/s\", \"value\": -1.7e308, \"labels\": {}}",
+		  "{\"metric\": \"m\", \"unit\": \"B/s\", \"value\": 1.7e308, \"labels\": {}, "
+		  "\"runs\": [1.7e308, 1.7e308]}" },
+	};
+
+	for (guint d = 0; d < G_N_ELEMENTS(docs); d++) {
+		g_autofree char *a = g_strdup_printf(
+		    "{\"guestbench\": \"0\", \"command\": \"bench\", \"guests\": [{\"name\": "
+		    "\"g\", "
+		    "\"status\": \"ok\", \"result\": {\"test\": \"t\", \"params\": {}, "
+		    "\"metrics\": [%s]}}]}",
+		    docs[d][0]);
+		g_autofree char *b = g_strdup_printf(
+		    "{\"guestbench\": \"0\", \"command\": \"bench\", \"guests\": [{\"name\": "
+		    "\"g\", "
+		    "\"status\": \"ok\", \"result\": {\"test\": \"t\", \"params\": {}, "
+		    "\"metrics\": [%s]}}]}",
+		    docs[d][1]);
+		g_autoptr(CliComparison) cmp = chart_cmp("a", a, "b", b);
+		g_autoptr(GString) svg = g_string_new(NULL);
+		g_autoptr(GString) html = cli_report_render_html(cmp);
+		g_autofree char *text = check_html(cmp, html);
+		g_autoptr(JsonNode) json = cli_comparison_to_json(cmp);
+		g_autofree char *json_text = gb_json_to_string(json, NULL);
+		g_autoptr(JsonNode) back = NULL;
+		g_autoptr(GError) error = NULL;
+		guint ticks = 0;
+
+		cli_report_append_chart(svg, cmp, 0, cmp->rows->len);
+		g_test_message("%s\n%s", svg->str, json_text);
+		for (const char *p = svg->str; (p = strstr(p, "class=\"tick\"")) != NULL; p++)
+			ticks++;
+		g_assert_cmpuint(ticks, >=, 2);
+		g_assert_cmpuint(ticks, <=, 21);
+		g_assert_null(strstr(svg->str, "nan"));
+		g_assert_null(strstr(svg->str, "=\"inf"));
+		g_assert_null(strstr(svg->str, "=\"-inf"));
+		back = gb_json_parse(json_text, strlen(json_text), &error);
+		g_assert_no_error(error);
+		g_assert_nonnull(back);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -475,5 +532,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/report/params", test_report_params);
 	g_test_add_func("/report/legend", test_report_legend);
 	g_test_add_func("/report/axis", test_report_axis);
+	g_test_add_func("/report/axis-limits", test_report_axis_limits);
 	return g_test_run();
 }
