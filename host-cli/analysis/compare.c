@@ -61,7 +61,9 @@ static void cli_compare_mismatch_free(CliCompareMismatch *mm)
 {
 	g_free(mm->test);
 	g_free(mm->param);
-	g_strfreev(mm->values);
+	for (guint o = 0; o < mm->n_values; o++)
+		g_free(mm->values[o]);
+	g_free(mm->values);
 	g_free(mm);
 }
 
@@ -728,6 +730,7 @@ static void cli_compare_find_mismatches(CliComparison *cmp)
 				mm->param = g_strdup(param);
 				/* keep the per-column slots, NULL for columns of other tests */
 				mm->values = g_new0(char *, n + 1);
+				mm->n_values = n;
 				for (guint o = 0; o < n; o++)
 					mm->values[o] = g_strdup(values[o]);
 				g_ptr_array_add(cmp->mismatches, mm);

@@ -81,7 +81,8 @@ typedef struct {
 typedef struct {
 	char *test;
 	char *param;
-	char **values; /* per column: compact JSON, "absent", or NULL for another test */
+	char **values;  /* per column: compact JSON, "absent", or NULL for another test */
+	guint n_values; /* the columns: values has NULL holes, so it is no string vector */
 } CliCompareMismatch;
 
 typedef struct {

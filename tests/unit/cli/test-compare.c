@@ -584,6 +584,31 @@ static void test_compare_bad_guest_kept(void)
 		g_assert_no_error(error);
 		g_assert_cmpuint(cmp->rows->len, ==, 1);
 	}
+	/* a bad guest between two whose params differ: the mismatch's values have a
+	 * hole where the bad guest's column is, and all of them are freed (ASan) */
+	{
+		g_autoptr(CliComparison) cmp = cli_comparison_new(CLI_COMPARE_BY_GUEST);
+		g_autoptr(GError) error = NULL;
+		g_autofree char *doc = g_strdup_printf(
+		    "{\"guestbench\": \"0\", \"command\": \"bench\", \"guests\": [%s, %s, "
+		    "{\"name\": "
+		    "\"c\", \"status\": \"ok\", \"result\": {\"test\": \"aes\", \"params\": "
+		    "{\"seconds\": 2}, \"metrics\": [{\"metric\": \"m\", \"unit\": \"B/s\", "
+		    "\"value\": 2, \"labels\": {\"block_size\": \"16\"}}]}}]}",
+		    good, bad[0]);
+		CliCompareMismatch *mm;
+
+		g_assert_true(
+		    cli_comparison_add_data(cmp, "run.json", "r", doc, strlen(doc), &error));
+		g_assert_true(cli_comparison_compute(cmp, &error));
+		g_assert_no_error(error);
+		g_assert_cmpuint(cmp->mismatches->len, ==, 1);
+		mm = g_ptr_array_index(cmp->mismatches, 0);
+		g_assert_cmpuint(mm->n_values, ==, 3);
+		g_assert_cmpstr(mm->values[0], ==, "absent");
+		g_assert_null(mm->values[1]);
+		g_assert_cmpstr(mm->values[2], ==, "2");
+	}
 }
 
 /* A value of null with runs [1, null]: no number, not an error. */
