@@ -875,6 +875,42 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 	return cli_app_resolve_targets(app, error);
 }
 
+/*
+ * --connect URI... without targets: pve:/// as this Proxmox VE node's running
+ * VMs, then the domains of libvirt's URIs.
+ */
+static GPtrArray *cli_targets_from_connect(const char *const *uris, GError **error)
+{
+	g_autoptr(GPtrArray) targets =
+	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_target_free);
+	g_autoptr(GPtrArray) libvirt = g_ptr_array_new();
+
+	for (guint i = 0; uris[i] != NULL; i++) {
+		g_autoptr(GPtrArray) more = NULL;
+
+		if (!cli_pve_is_uri(uris[i])) {
+			g_ptr_array_add(libvirt, (gpointer)uris[i]);
+			continue;
+		}
+		if (!cli_pve_check_uri(uris[i], error))
+			return NULL;
+		more = cli_targets_from_pve(TRUE, error);
+		if (more == NULL)
+			return NULL;
+		g_ptr_array_extend_and_steal(targets, g_steal_pointer(&more));
+	}
+	if (libvirt->len > 0) {
+		g_autoptr(GPtrArray) more = NULL;
+
+		g_ptr_array_add(libvirt, NULL);
+		more = cli_targets_from_libvirt((const char *const *)libvirt->pdata, error);
+		if (more == NULL)
+			return NULL;
+		g_ptr_array_extend_and_steal(targets, g_steal_pointer(&more));
+	}
+	return g_steal_pointer(&targets);
+}
+
 gboolean cli_app_resolve_targets(CliApp *app, GError **error)
 {
 	g_auto(GStrv) targets = NULL;
@@ -890,7 +926,7 @@ gboolean cli_app_resolve_targets(CliApp *app, GError **error)
 	if (app->args->len == 0 && app->opts.inventories == NULL && app->opts.connect != NULL) {
 		/* every running guest of each hypervisor */
 		app->targets =
-		    cli_targets_from_libvirt((const char *const *)app->opts.connect, error);
+		    cli_targets_from_connect((const char *const *)app->opts.connect, error);
 	} else {
 		targets = g_new0(char *, app->args->len + 1);
 		for (guint i = 0; i < app->args->len; i++)

@@ -289,7 +289,10 @@ static void cli_audit_host_cb(JsonNode *view, const GError *error, gpointer user
 		g_autoptr(GError) local_error = g_error_copy(error);
 
 		g_prefix_error(&local_error, "host view: ");
-		cli_guest_finish(guest, NULL, local_error);
+		if (g_error_matches(error, GB_ERROR, GB_ERROR_BUSY))
+			cli_guest_finish_busy(guest, local_error);
+		else
+			cli_guest_finish(guest, NULL, local_error);
 		return;
 	}
 	if (view != NULL && !gb_json_node_get_object(view, "host view", &view_obj, NULL))

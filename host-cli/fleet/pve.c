@@ -117,9 +117,10 @@ gboolean cli_pve_vm_is_running(guint32 vmid)
 	g_autofree char *base = g_strdup_printf("%u.pid", vmid);
 	g_autofree char *path = g_build_filename(cli_pve_get_run(), base, NULL);
 	g_autofree char *text = NULL;
+	gsize len = 0;
 	guint64 pid = 0;
 
-	if (!cli_read_regular_file(path, 64, &text, NULL, NULL))
+	if (!cli_read_regular_file(path, 64, &text, &len, NULL))
 		return FALSE;
 	g_strstrip(text);
 	if (!cli_host_parse_uint(text, G_MAXINT32, &pid) || pid < 2)
