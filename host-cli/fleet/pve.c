@@ -17,6 +17,7 @@
 static void cli_pve_disk_free(CliPveDisk *disk)
 {
 	g_free(disk->key);
+	g_free(disk->value);
 	g_free(disk->bus);
 	g_free(disk->volume);
 	g_free(disk->cache);
@@ -27,6 +28,7 @@ static void cli_pve_disk_free(CliPveDisk *disk)
 static void cli_pve_nic_free(CliPveNic *nic)
 {
 	g_free(nic->key);
+	g_free(nic->value);
 	g_free(nic->model);
 	g_free(nic->bridge);
 	g_free(nic);
@@ -335,6 +337,7 @@ static void cli_pve_vm_add_disk(CliPveVm *vm, const char *key, const char *bus, 
 	CliPveDisk *disk = g_new0(CliPveDisk, 1);
 
 	disk->key = g_strdup(key);
+	disk->value = g_strdup(value);
 	disk->bus = g_strdup(bus);
 	disk->volume = g_strdup(g_hash_table_lookup(props, "file"));
 	disk->cache = g_strdup(g_hash_table_lookup(props, "cache"));
@@ -359,6 +362,7 @@ static void cli_pve_vm_add_nic(CliPveVm *vm, const char *key, const char *value)
 	guint64 queues = 0;
 
 	nic->key = g_strdup(key);
+	nic->value = g_strdup(value);
 	/* "virtio=MAC" or "model=virtio,macaddr=MAC" */
 	g_hash_table_iter_init(&iter, props);
 	while (g_hash_table_iter_next(&iter, &k, &v)) {
@@ -903,6 +907,7 @@ typedef struct {
 	const char *base;
 	guint level;
 	gboolean aes;
+	const char *flags; /* what PVE adds to base */
 } CliPveBuiltin;
 
 /* PVE's abstract types: the QEMU model they report and the flags they add over it. */
@@ -982,6 +987,7 @@ static void cli_pve_cpu_base(const char *type, CliPveCpu *out)
 			out->level = cli_pve_builtins[i].level;
 			out->aes = cli_pve_builtins[i].aes;
 			out->base = g_strdup(cli_pve_builtins[i].base);
+			out->flags = g_strdup(cli_pve_builtins[i].flags);
 			return;
 		}
 	}
@@ -1029,6 +1035,8 @@ void cli_pve_cpu_resolve(const CliPveVm *vm, GHashTable *models, CliPveCpu *out)
 		}
 		cli_pve_cpu_base(model->reported_model, out);
 		cli_pve_apply_flags(model->flags, out);
+		g_free(out->flags);
+		out->flags = g_strdup(model->flags);
 	} else {
 		cli_pve_cpu_base(type, out);
 	}
@@ -1039,6 +1047,7 @@ void cli_pve_cpu_clear(CliPveCpu *cpu)
 {
 	g_clear_pointer(&cpu->base, g_free);
 	g_clear_pointer(&cpu->problem, g_free);
+	g_clear_pointer(&cpu->flags, g_free);
 }
 
 /* ---- as a fact ------------------------------------------------------------------------- */
@@ -1087,6 +1096,7 @@ JsonNode *cli_pve_vm_to_json(const CliPveVm *vm, GHashTable *models)
 	json_builder_set_member_name(b, "cpu_level");
 	json_builder_add_int_value(b, cpu.level);
 	cli_pve_json_string(b, "cpu_problem", cpu.problem);
+	cli_pve_json_string(b, "cpu_model_flags", cpu.flags);
 	cli_pve_json_string(b, "scsihw", vm->scsihw);
 	json_builder_set_member_name(b, "disks");
 	json_builder_begin_array(b);
@@ -1094,6 +1104,7 @@ JsonNode *cli_pve_vm_to_json(const CliPveVm *vm, GHashTable *models)
 		const CliPveDisk *d = g_ptr_array_index(vm->disks, i);
 		json_builder_begin_object(b);
 		cli_pve_json_string(b, "key", d->key);
+		cli_pve_json_string(b, "value", d->value);
 		cli_pve_json_string(b, "bus", d->bus);
 		cli_pve_json_string(b, "volume", d->volume);
 		cli_pve_json_string(b, "cache", d->cache);
@@ -1111,6 +1122,7 @@ JsonNode *cli_pve_vm_to_json(const CliPveVm *vm, GHashTable *models)
 		const CliPveNic *n = g_ptr_array_index(vm->nics, i);
 		json_builder_begin_object(b);
 		cli_pve_json_string(b, "key", n->key);
+		cli_pve_json_string(b, "value", n->value);
 		cli_pve_json_string(b, "model", n->model);
 		cli_pve_json_string(b, "bridge", n->bridge);
 		json_builder_set_member_name(b, "queues");

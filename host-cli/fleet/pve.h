@@ -39,6 +39,7 @@ G_BEGIN_DECLS
 
 typedef struct {
 	char *key;    /* "scsi0" */
+	char *value;  /* the line's value as written */
 	char *bus;    /* "scsi", "virtio", "sata", "ide" */
 	char *volume; /* "local-lvm:vm-100-disk-0", "none" */
 	char *cache;  /* cache=, NULL when not set (PVE's default: no cache, i.e. none) */
@@ -49,6 +50,7 @@ typedef struct {
 
 typedef struct {
 	char *key;   /* "net0" */
+	char *value; /* the line's value as written */
 	char *model; /* "virtio", "e1000", "vmxnet3", "rtl8139", ... */
 	char *bridge;
 	guint queues; /* 0: not set (one queue) */
@@ -158,6 +160,7 @@ typedef struct {
 	guint level;
 	char *base;    /* the QEMU model it comes down to ("qemu64", "kvm64", "Haswell") */
 	char *problem; /* custom-NAME not in cpu-models.conf, ... */
+	char *flags;   /* the flags PVE's type or the custom model adds to base, NULL when none */
 } CliPveCpu;
 void cli_pve_cpu_resolve(const CliPveVm *vm, GHashTable *models, CliPveCpu *out);
 void cli_pve_cpu_clear(CliPveCpu *cpu);

@@ -4,6 +4,8 @@
 #include "gb-error.h"
 #include "gb-json.h"
 
+#include "analysis/facts.h"
+#include "analysis/rules-pve.h"
 #include "fleet/pve.h"
 
 static char *fixture(const char *name)
@@ -341,6 +343,151 @@ static void test_pve_prefixes(void)
 	}
 }
 
+static CliFinding *find_finding(GPtrArray *findings, const char *rule, const char *subject)
+{
+	for (guint i = 0; i < findings->len; i++) {
+		CliFinding *f = g_ptr_array_index(findings, i);
+		if (g_strcmp0(f->rule, rule) == 0 &&
+		    (subject == NULL || g_strcmp0(f->subject, subject) == 0))
+			return f;
+	}
+	return NULL;
+}
+
+static CliFinding *must_find(GPtrArray *findings, const char *rule, const char *subject)
+{
+	CliFinding *f = find_finding(findings, rule, subject);
+
+	if (f == NULL)
+		g_error("no finding %s %s", rule, subject != NULL ? subject : "");
+	return f;
+}
+
+/*
+ * The guest of a real qemu64 VM given aes (what x86-64-v2-AES shows), an e1000 NIC
+ * with one queue and an ATA disk; the config of VM 100 (101 for the SATA disk):
+ * each finding's fix is a qm command, and aes without pclmulqdq is its own finding.
+ */
+static GPtrArray *run_pve_rules(const char *conf, guint32 vmid, gboolean add_aes,
+                                JsonNode **facts_out)
+{
+	g_autofree char *path =
+	    g_build_filename(g_getenv("GB_TEST_DATA"), "facts-json", "legacy-qemu64.json", NULL);
+	g_autofree char *text = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GHashTable) models = load_models();
+	g_autoptr(CliPveVm) vm = load_vm(vmid, conf, &error);
+	JsonNode *facts = NULL;
+	g_autoptr(JsonObject) view = json_object_new();
+	g_autoptr(JsonArray) nodes = json_array_new();
+	g_autoptr(CliFacts) model = NULL;
+	JsonObject *cpu = NULL;
+	JsonArray *flags = NULL;
+	GPtrArray *findings;
+
+	g_assert_no_error(error);
+	g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	facts = gb_json_parse(text, strlen(text), &error);
+	g_assert_no_error(error);
+	cpu = json_object_get_object_member(json_node_get_object(facts), "cpu");
+	flags = json_object_get_array_member(cpu, "flags");
+	if (add_aes)
+		json_array_add_string_element(flags, "aes");
+	json_array_add_object_element(nodes, json_object_new());
+	json_array_add_object_element(nodes, json_object_new());
+	json_object_set_array_member(view, "host_nodes", g_steal_pointer(&nodes));
+	json_object_set_member(view, "pve", cli_pve_vm_to_json(vm, models));
+	model = cli_facts_new(json_node_get_object(facts));
+	findings = cli_audit_run_facts(model);
+	cli_pve_rules_apply(findings, model, view);
+	for (guint i = 0; i < findings->len; i++) {
+		CliFinding *f = g_ptr_array_index(findings, i);
+		g_test_message("%s %s %s: %s\n  hint: %s", cli_level_to_string(f->level), f->rule,
+		               f->subject, f->detail, f->hint != NULL ? f->hint : "-");
+	}
+	*facts_out = facts;
+	return findings;
+}
+
+static void test_pve_rules(void)
+{
+	g_autoptr(JsonNode) facts = NULL;
+	g_autoptr(GPtrArray) findings = run_pve_rules("100.conf", 100, TRUE, &facts);
+	CliFinding *f;
+
+	/* x86-64-v2-AES: aes without pclmulqdq is its own finding, with the model to add */
+	g_assert_null(find_finding(findings, "CPU-NO-AESNI", NULL));
+	f = must_find(findings, "PVE-CPU-AES-NO-PCLMUL", "cpu");
+	g_assert_cmpint(f->level, ==, CLI_LEVEL_FAIL);
+	g_assert_nonnull(strstr(f->detail, "x86-64-v2-AES gives the guest aes but not pclmulqdq"));
+	g_assert_nonnull(strstr(f->hint, "cpu-model: x86-64-v2-AES-clmul\n    flags "
+	                                 "+aes;+popcnt;+pni;+sse4.1;+sse4.2;+ssse3;+pclmulqdq\n"
+	                                 "    reported-model qemu64\n"));
+	g_assert_nonnull(strstr(f->hint, "qm set 100 --cpu custom-x86-64-v2-AES-clmul"));
+	/* e1000 and one queue: the NIC line to set, with the VM's own MAC and bridge */
+	f = must_find(findings, "NIC-EMULATED", "net/ens3");
+	g_assert_nonnull(
+	    strstr(f->hint, "qm set 100 --net0 virtio=BC:24:11:2A:5B:01,bridge=vmbr0"));
+	f = find_finding(findings, "NIC-SINGLE-QUEUE", "net/ens3");
+	/* one queue, two vCPUs? then the line gains queues= */
+	if (f != NULL && f->level != CLI_LEVEL_PASS)
+		g_assert_nonnull(strstr(f->hint, "queues=2"));
+	/* scsi1 has no iothread; scsi0 has one on virtio-scsi-single */
+	f = must_find(findings, "PVE-DISK-IOTHREAD", "pve-disk/scsi1");
+	g_assert_cmpstr(f->hint, ==,
+	                "qm set 100 --scsi1 local-lvm:vm-100-disk-1,aio=native,size=8G,iothread=1, "
+	                "then a cold restart");
+	f = must_find(findings, "PVE-DISK-IOTHREAD", "pve-disk/scsi0");
+	g_assert_cmpint(f->level, ==, CLI_LEVEL_PASS);
+	g_assert_cmpint(must_find(findings, "PVE-NUMA", NULL)->level, ==, CLI_LEVEL_PASS);
+	must_find(findings, "PVE-CPU-TYPE", NULL);
+}
+
+static void test_pve_rules_kvm64(void)
+{
+	g_autoptr(JsonNode) facts = NULL;
+	g_autoptr(GPtrArray) findings = run_pve_rules("101.conf", 101, FALSE, &facts);
+	CliFinding *f;
+
+	/* kvm64 by default: no aes at all, the guest rule stays with PVE's fix */
+	f = must_find(findings, "CPU-NO-AESNI", "cpu");
+	g_assert_nonnull(strstr(f->hint, "cpu-models.conf"));
+	g_assert_null(find_finding(findings, "PVE-CPU-AES-NO-PCLMUL", NULL));
+	f = must_find(findings, "PVE-CPU-TYPE", NULL);
+	g_assert_nonnull(strstr(f->detail, "kvm64 (PVE's default: the config has no cpu: line)"));
+	g_assert_nonnull(strstr(f->hint, "qm set 101 --cpu x86-64-v2-AES"));
+	/* the SATA disk moves to virtio-scsi */
+	f = must_find(findings, "DISK-EMULATED", NULL);
+	g_assert_nonnull(strstr(f->hint, "qm set 101 --delete sata0"));
+	g_assert_nonnull(strstr(f->hint, "--scsihw virtio-scsi-single --scsi0 "
+	                                 "local:101/vm-101-disk-0.qcow2,size=16G,iothread=1"));
+	/* two vCPUs would be needed for PVE-NUMA: one here */
+	g_assert_null(find_finding(findings, "PVE-NUMA", NULL));
+}
+
+/* Hostile "pve" members: skipped, never a crash. */
+static void test_pve_rules_hostile(void)
+{
+	const char *views[] = {
+		"{}",
+		"{\"pve\": 1}",
+		"{\"pve\": {\"vmid\": \"x\"}}",
+		"{\"pve\": {\"vmid\": 100, \"disks\": [1, null, {\"key\": 3}], \"nics\": {}}}",
+		"{\"pve\": {\"vmid\": 100, \"cpu_type\": null, \"vcpus\": -5}, \"host_nodes\": 7}",
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(views); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autoptr(JsonNode) node = gb_json_parse(views[i], strlen(views[i]), &error);
+		g_autoptr(GPtrArray) findings =
+		    g_ptr_array_new_with_free_func((GDestroyNotify)cli_finding_free);
+		g_autoptr(CliFacts) facts = cli_facts_new(NULL);
+
+		g_assert_no_error(error);
+		cli_pve_rules_apply(findings, facts, json_node_get_object(node));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -355,5 +502,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/pve/vmid", test_pve_vmid);
 	g_test_add_func("/pve/members", test_pve_members);
 	g_test_add_func("/pve/json", test_pve_json);
+	g_test_add_func("/pve/rules/v2-aes", test_pve_rules);
+	g_test_add_func("/pve/rules/kvm64", test_pve_rules_kvm64);
+	g_test_add_func("/pve/rules/hostile", test_pve_rules_hostile);
 	return g_test_run();
 }
