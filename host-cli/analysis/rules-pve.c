@@ -135,11 +135,11 @@ static char *pve_clmul_model_hint(CliPveCtx *ctx)
 	name = g_strdup_printf("%s-clmul", type);
 	return g_strdup_printf(
 	    "per-VM flags= cannot add pclmulqdq (PVE allows only a short list there), and PVE's "
-	    "x86-64-v2-AES, -v3 and -v4 all lack it: add to /etc/pve/virtual-guest/cpu-models.conf "
-	    "(it is cluster-wide)\n"
-	    "cpu-model: %s\n    flags %s\n    reported-model %s\n"
-	    "then qm set %" G_GINT64_FORMAT " --cpu custom-%s and a cold restart (qm shutdown "
-	    "%" G_GINT64_FORMAT " && qm start %" G_GINT64_FORMAT
+	    "x86-64-v2-AES, -v3 and -v4 all lack it: define a custom model (cluster-wide) with "
+	    "printf 'cpu-model: %s\\n    flags %s\\n    reported-model %s\\n\\n' >> "
+	    "/etc/pve/virtual-guest/cpu-models.conf, then qm set %" G_GINT64_FORMAT
+	    " --cpu custom-%s and a cold restart (qm shutdown %" G_GINT64_FORMAT
+	    " && qm start %" G_GINT64_FORMAT
 	    "); every node must have pclmulqdq (guestbench census --connect pve:///cluster). On "
 	    "a single node, --cpu host gives everything",
 	    name, all, base, ctx->vmid, name, ctx->vmid, ctx->vmid);

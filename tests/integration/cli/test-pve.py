@@ -13,6 +13,7 @@ guests with the argv PVE generates. Prints TAP.
 """
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -277,6 +278,34 @@ def main():
                  "needs GB_QEMU_GA and root")
             skip("the other client on 101.qga is still answered by qemu-ga",
                  "needs GB_QEMU_GA and root")
+
+        # ---- host-check: the args: line and qm commands; applying them works ----
+        rc, out, err = cli(env, "host-check")
+        check("host-check on a PVE node: VM 100 has our port",
+              "Checking a Proxmox VE VM for our port" in out
+              and "VM 100 (web1): args: adds our port on %s" % sock in out, out + err)
+        m = re.search(r"VM 103 \(noagent\) has no guestbench port\)\n +hint: the line is "
+                      r"args: (.*) -- as root: qm set 103 --args '(.*)', then a cold restart: "
+                      r"qm shutdown 103 && qm start 103\n", out)
+        check("host-check: the exact args: line for VM 103 and the qm commands",
+              m is not None and m.group(1) == m.group(2)
+              and "path=%s/103.guestbench,server=on" % run in m.group(1), out)
+        if m is not None:
+            # what qm set --args does: one more line in the config; then the "cold restart"
+            with open(os.path.join(etc, "qemu-server", "103.conf"), "a") as f:
+                f.write("args: %s\n" % m.group(1))
+            sock103 = os.path.join(run, "103.guestbench")
+            procs.append(subprocess.Popen([AGENT, "-m", "unix-listen", "-p", sock103],
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL))
+            wait_socket(sock103)
+            rc, out, err = cli(env, "ping", "--format", "json", "pve:103")
+            check("with host-check's line applied, pve:103 is reached on our port",
+                  rc == 0 and guests(out).get("pve:103", {}).get("status") == "ok",
+                  out + err)
+        else:
+            skip("with host-check's line applied, pve:103 is reached on our port",
+                 "no line found")
 
         # ---- bad input on the command line ----
         for text, want in (("pve:abc", "'abc' is not a VMID"), ("pve:", "'' is not a VMID"),

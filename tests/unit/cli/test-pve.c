@@ -420,9 +420,10 @@ static void test_pve_rules(void)
 	f = must_find(findings, "PVE-CPU-AES-NO-PCLMUL", "cpu");
 	g_assert_cmpint(f->level, ==, CLI_LEVEL_FAIL);
 	g_assert_nonnull(strstr(f->detail, "x86-64-v2-AES gives the guest aes but not pclmulqdq"));
-	g_assert_nonnull(strstr(f->hint, "cpu-model: x86-64-v2-AES-clmul\n    flags "
-	                                 "+aes;+popcnt;+pni;+sse4.1;+sse4.2;+ssse3;+pclmulqdq\n"
-	                                 "    reported-model qemu64\n"));
+	g_assert_nonnull(strstr(
+	    f->hint, "printf 'cpu-model: x86-64-v2-AES-clmul\\n    flags "
+	             "+aes;+popcnt;+pni;+sse4.1;+sse4.2;+ssse3;+pclmulqdq\\n    "
+	             "reported-model qemu64\\n\\n' >> /etc/pve/virtual-guest/cpu-models.conf"));
 	g_assert_nonnull(strstr(f->hint, "qm set 100 --cpu custom-x86-64-v2-AES-clmul"));
 	/* e1000 and one queue: the NIC line to set, with the VM's own MAC and bridge */
 	f = must_find(findings, "NIC-EMULATED", "net/ens3");
