@@ -332,10 +332,15 @@ static void pve_rewrite(CliPveCtx *ctx)
 			           "VM never migrates; then a cold restart",
 			           ctx->vmid));
 		} else if (g_str_has_prefix(f->rule, "HOST-CACHE-") &&
-		           g_str_has_prefix(f->subject, "host-block/drive-")) {
-			const char *key = f->subject + strlen("host-block/drive-");
-			JsonObject *d = pve_find(disks, key);
+		           g_str_has_prefix(f->subject, "host-block/")) {
+			/* PVE 8 names the drive drive-KEY; with -blockdev the device is KEY */
+			const char *key = f->subject + strlen("host-block/");
+			JsonObject *d;
 			g_autofree char *value = NULL;
+
+			if (g_str_has_prefix(key, "drive-"))
+				key += strlen("drive-");
+			d = pve_find(disks, key);
 			if (d == NULL)
 				continue;
 			value = pve_set_prop(pve_string(d, "value"), "cache", NULL);
@@ -442,8 +447,13 @@ static void pve_rewrite(CliPveCtx *ctx)
 		} else if (g_strcmp0(f->rule, "HOST-VCPU-UNPINNED") == 0) {
 			pve_set_hint(f, g_strdup_printf("qm set %" G_GINT64_FORMAT
 			                                " --affinity CPUS (host CPUs of one NUMA "
-			                                "node, e.g. 0-%" G_GINT64_FORMAT ")",
-			                                ctx->vmid, MAX(ctx->vcpus, 1) - 1));
+			                                "node, at least one per vCPU)",
+			                                ctx->vmid));
+		} else if (g_strcmp0(f->rule, "CPU-HYPERVISOR") == 0) {
+			pve_set_hint(f, g_strdup_printf("qm set %" G_GINT64_FORMAT
+			                                " --kvm 1 on a node with /dev/kvm (kvm: 0 "
+			                                "emulates the CPU), then a cold restart",
+			                                ctx->vmid));
 		}
 	}
 }
