@@ -6,6 +6,7 @@
 
 #include "guestbench-protocol.h"
 
+#include "fleet/host-files.h"
 #include "fleet/hostview.h"
 #include "fleet/pve.h"
 #include "transport/qmp.h"
@@ -297,9 +298,11 @@ static void cli_hostview_request_free(CliHostviewRequest *req)
  * A Proxmox VE VM's config is a fact of the host view: "pve" (cli_pve_vm_to_json()),
  * what cannot be read of it in "errors".
  */
-static void cli_hostview_add_pve(JsonNode *view, guint32 vmid)
+static void cli_hostview_add_pve(JsonNode *view, guint32 vmid, const char *sysroot)
 {
 	g_autoptr(GError) error = NULL;
+	g_auto(GStrv) flags = NULL;
+	JsonNode *node;
 	g_autoptr(GHashTable) models = NULL;
 	g_autoptr(CliPveVm) vm = NULL;
 	JsonObject *obj = NULL;
@@ -327,7 +330,23 @@ static void cli_hostview_add_pve(JsonNode *view, guint32 vmid)
 		                    vmid, vm->unknown_keys[i]);
 		json_array_add_string_element(errors, msg);
 	}
-	json_object_set_member(obj, "pve", cli_pve_vm_to_json(vm, models));
+	node = cli_pve_vm_to_json(vm, models);
+	/* what this node's CPU can run, for census --connect pve:///cluster */
+	flags = cli_host_read_cpu_flags(sysroot != NULL ? sysroot : "/", NULL);
+	if (flags != NULL) {
+		JsonObject *pve = json_node_get_object(node);
+		g_autofree char *joined = g_strjoinv(" ", flags);
+		g_autofree char *digest =
+		    g_compute_checksum_for_string(G_CHECKSUM_SHA256, joined, -1);
+
+		json_object_set_string_member(pve, "node_cpu_type",
+		                              cli_pve_cpu_types[cli_pve_cpu_rank(flags)].type);
+		json_object_set_boolean_member(
+		    pve, "node_pclmulqdq",
+		    g_strv_contains((const char *const *)flags, "pclmulqdq"));
+		json_object_set_string_member(pve, "node_cpu_digest", digest);
+	}
+	json_object_set_member(obj, "pve", node);
 }
 
 static void cli_hostview_request_done_cb(JsonNode *view, const GError *error, gpointer user_data)
@@ -349,7 +368,7 @@ static void cli_hostview_request_done_cb(JsonNode *view, const GError *error, gp
 		error = busy;
 	}
 	if (vmid != 0 && view != NULL)
-		cli_hostview_add_pve(view, vmid);
+		cli_hostview_add_pve(view, vmid, req->guest->app->opts.host_sysroot);
 	/* a guest that timed out or was interrupted meanwhile hears nothing more */
 	if (!cli_guest_is_done(req->guest))
 		req->func(view, error, req->user_data);

@@ -117,6 +117,61 @@ gboolean cli_pve_is_uri(const char *uri)
 	return uri != NULL && (g_str_has_prefix(uri, "pve:") || g_str_has_prefix(uri, "pve+"));
 }
 
+gboolean cli_pve_is_remote_uri(const char *uri)
+{
+	return uri != NULL &&
+	       (g_str_has_prefix(uri, "pve+ssh://") || g_strcmp0(uri, "pve:///cluster") == 0);
+}
+
+char **cli_pve_remote_hosts(const char *uri, GError **error)
+{
+	g_autoptr(GPtrArray) hosts = g_ptr_array_new_with_free_func(g_free);
+
+	if (g_str_has_prefix(uri, "pve+ssh://")) {
+		g_autofree char *host = g_strdup(uri + strlen("pve+ssh://"));
+		gsize n = strlen(host);
+		const char *at = strchr(host, '@');
+
+		if (n > 0 && host[n - 1] == '/')
+			host[n - 1] = '\0';
+		/* a node of PVE's: a host name, optionally USER@ before it, nothing after */
+		if (host[0] == '\0' || strchr(host, '/') != NULL || strchr(host, ':') != NULL ||
+		    strchr(host, '?') != NULL || (at != NULL && (at == host || at[1] == '\0'))) {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "--connect %s: expected pve+ssh://[USER@]NODE/", uri);
+			return NULL;
+		}
+		g_ptr_array_add(hosts, g_steal_pointer(&host));
+	} else if (g_strcmp0(uri, "pve:///cluster") == 0) {
+		g_autoptr(GError) error_local = NULL;
+		g_autoptr(CliPveMembers) members = cli_pve_members_load(&error_local);
+
+		if (members == NULL) {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "--connect pve:///cluster: %s",
+			            error_local != NULL ? error_local->message
+			                                : "no .members: this node is in no cluster "
+			                                  "(pve:/// is this node)");
+			return NULL;
+		}
+		for (guint i = 0; i < members->nodes->len; i++) {
+			const CliPveNode *node = g_ptr_array_index(members->nodes, i);
+			g_ptr_array_add(hosts, g_strdup(node->name));
+		}
+		if (hosts->len == 0) {
+			g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			                    "--connect pve:///cluster: .members lists no node");
+			return NULL;
+		}
+	} else {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "--connect %s: not a remote Proxmox VE connection", uri);
+		return NULL;
+	}
+	g_ptr_array_add(hosts, NULL);
+	return (char **)g_ptr_array_steal(hosts, NULL);
+}
+
 gboolean cli_pve_check_uri(const char *uri, GError **error)
 {
 	if (g_strcmp0(uri, "pve:///") == 0 || g_strcmp0(uri, "pve://") == 0)

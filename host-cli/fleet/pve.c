@@ -1148,3 +1148,41 @@ JsonNode *cli_pve_vm_to_json(const CliPveVm *vm, GHashTable *models)
 	cli_pve_cpu_clear(&cpu);
 	return json_builder_get_root(b);
 }
+
+/* ---- what a node's CPU can run ---------------------------------------------------------- */
+
+const CliPveCpuType cli_pve_cpu_types[CLI_PVE_N_CPU_TYPES] = {
+	{ "kvm64", 1, { NULL } },
+	{ "x86-64-v2",
+	  2,
+	  { "cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3", NULL } },
+	{ "x86-64-v2-AES", 2, { "aes", NULL } },
+	{ "x86-64-v3",
+	  3,
+	  { "avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave", NULL } },
+	{ "x86-64-v4", 4, { "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl", NULL } },
+};
+
+guint cli_pve_cpu_rank(char **flags)
+{
+	guint rank = 0;
+
+	for (guint i = 1; i < CLI_PVE_N_CPU_TYPES; i++) {
+		for (guint j = 0; cli_pve_cpu_types[i].flags[j] != NULL; j++) {
+			if (flags == NULL || !g_strv_contains((const char *const *)flags,
+			                                      cli_pve_cpu_types[i].flags[j]))
+				return rank;
+		}
+		rank = i;
+	}
+	return rank;
+}
+
+guint cli_pve_cpu_type_rank(const char *type)
+{
+	for (guint i = 0; i < CLI_PVE_N_CPU_TYPES; i++) {
+		if (g_strcmp0(cli_pve_cpu_types[i].type, type) == 0)
+			return i;
+	}
+	return 0;
+}

@@ -171,6 +171,22 @@ JsonNode *cli_pve_vm_to_json(const CliPveVm *vm, GHashTable *models);
 /* The args: line that adds our port to VMID, with its socket under RUN. */
 char *cli_pve_port_args(guint32 vmid);
 
+/*
+ * PVE's x86-64 CPU types in order, each with the /proc/cpuinfo flags it needs
+ * beyond the one before (kvm64 needs none here).
+ */
+#define CLI_PVE_N_CPU_TYPES 5
+typedef struct {
+	const char *type;
+	guint level;
+	const char *const flags[12];
+} CliPveCpuType;
+extern const CliPveCpuType cli_pve_cpu_types[CLI_PVE_N_CPU_TYPES];
+/* The index in cli_pve_cpu_types of the highest type a CPU with these flags runs. */
+guint cli_pve_cpu_rank(char **flags);
+/* The index of a type's name, 0 (kvm64) when it is none of them. */
+guint cli_pve_cpu_type_rank(const char *type);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliPveVm, cli_pve_vm_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliPveMembers, cli_pve_members_free)
 

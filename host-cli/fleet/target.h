@@ -146,6 +146,13 @@ gboolean cli_target_parse_pve(CliTarget *target, const char *text, GError **erro
 char *cli_pve_missing_port_hint(guint32 vmid);
 /* Whether a --connect URI is a Proxmox VE one (pve:..., pve+ssh://...). */
 gboolean cli_pve_is_uri(const char *uri);
+/* pve+ssh://[USER@]NODE/ or pve:///cluster: run on other nodes over ssh (--hosts). */
+gboolean cli_pve_is_remote_uri(const char *uri);
+/*
+ * The ssh destinations of a remote Proxmox VE URI: [USER@]NODE, or every node
+ * of .members (pve:///cluster); fails saying why (.members absent or not JSON).
+ */
+char **cli_pve_remote_hosts(const char *uri, GError **error);
 /* pve:/// is the one a local run takes; anything else fails saying what is. */
 gboolean cli_pve_check_uri(const char *uri, GError **error);
 /*
