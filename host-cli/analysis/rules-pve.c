@@ -181,6 +181,7 @@ static void pve_aes_no_pclmul(CliPveCtx *ctx)
 {
 	const char *type = pve_string(ctx->pve, "cpu_type");
 	g_autofree char *detail = NULL;
+	g_autofree char *hint = NULL;
 
 	if (!pve_guest_flags_known(ctx) || !pve_guest_flag(ctx, "aes") ||
 	    pve_guest_flag(ctx, "pclmulqdq"))
@@ -194,8 +195,9 @@ static void pve_aes_no_pclmul(CliPveCtx *ctx)
 	                         "AES-GCM's GHASH runs in software, at a fraction of the host's "
 	                         "AES-GCM speed",
 	                         type != NULL ? type : "?");
+	hint = pve_clmul_model_hint(ctx);
 	g_ptr_array_add(ctx->findings, cli_finding_new("PVE-CPU-AES-NO-PCLMUL", CLI_LEVEL_FAIL,
-	                                               "cpu", detail, pve_clmul_model_hint(ctx)));
+	                                               "cpu", detail, hint));
 }
 
 static JsonObject *pve_find(GPtrArray *items, const char *key)
