@@ -332,7 +332,7 @@ def main():
         bad = ["%s %s: %s" % (vmid, k, v.get("hint"))
                for vmid, found in ((100, f100), (101, f101), (103, f103))
                for k, v in found.items() if v.get("level") != "PASS" and v.get("hint")
-               and re.search(r"libvirt <|-cpu |-drive |-device |-accel ", v["hint"])]
+               and re.search(r"libvirt <|(?<!-)-(cpu|drive|device|accel) ", v["hint"])]
         check("no fix for a PVE VM is given in libvirt's or QEMU's words", not bad,
               "\n".join(bad))
         f = f101.get(("CPU-HYPERVISOR", "cpu"), {})
