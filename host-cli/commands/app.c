@@ -299,7 +299,8 @@ static const GOptionEntry cli_target_entries[] = {
 static const GOptionEntry cli_libvirt_entries[] = {
 	{ "connect", 'c', 0, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
 	  "libvirt connection URI, as virsh -c (repeatable; default $LIBVIRT_DEFAULT_URI, else "
-	  "libvirt's own); without targets: every running guest of each",
+	  "libvirt's own), or Proxmox VE's pve:/// (this node), pve+ssh://[USER@]NODE/, "
+	  "pve:///cluster; without targets: every running guest of each",
 	  "URI" },
 	{ "libvirt-dir", '\0', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, cli_option_fleet_cb,
 	  "Read libvirt's state files in DIR instead of asking libvirt (root on the hypervisor)",
@@ -343,8 +344,10 @@ static const struct {
 static const char *const cli_color_words[] = { "auto", "always", "never", NULL };
 
 /* --connect: the local URIs, and the start of a remote one */
-static const char *const cli_connect_words[] = { "qemu:///system", "qemu:///session", "qemu+ssh://",
-	                                         NULL };
+static const char *const cli_connect_words[] = {
+	"qemu:///system", "qemu:///session", "qemu+ssh://", "pve:///",
+	"pve:///cluster", "pve+ssh://",      NULL
+};
 
 /* Completion of the common options' values that their entries do not say. */
 static const CliCompletion cli_common_completions[] = {
@@ -779,6 +782,44 @@ char *cli_app_get_command_help(CliApp *app, const CliCommand *command)
 }
 
 /* -o names a file in an existing directory: fail before contacting a thousand guests. */
+/*
+ * --connect pve+ssh://[USER@]NODE/ or pve:///cluster: those nodes become --hosts,
+ * where the remote run is given --connect pve:/// (remote.c). They stand alone:
+ * no other --connect and no --hosts beside them.
+ */
+static gboolean cli_app_connect_pve_hosts(CliApp *app, GError **error)
+{
+	g_autoptr(GPtrArray) hosts = g_ptr_array_new_with_free_func(g_free);
+	guint n_connect = app->opts.connect != NULL ? g_strv_length(app->opts.connect) : 0;
+
+	for (guint i = 0; i < n_connect; i++) {
+		g_auto(GStrv) more = NULL;
+
+		if (!cli_pve_is_remote_uri(app->opts.connect[i]))
+			continue;
+		if (n_connect > 1 || app->opts.hosts != NULL) {
+			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			            "--connect %s stands alone: no other --connect or --hosts "
+			            "beside it",
+			            app->opts.connect[i]);
+			return FALSE;
+		}
+		more = cli_pve_remote_hosts(app->opts.connect[i], error);
+		if (more == NULL)
+			return FALSE;
+		for (guint j = 0; more[j] != NULL; j++) {
+			if (!cli_remote_check_host(more[j], error))
+				return FALSE;
+			g_ptr_array_add(hosts, g_strdup(more[j]));
+		}
+	}
+	if (hosts->len == 0)
+		return TRUE;
+	g_ptr_array_add(hosts, NULL);
+	app->opts.hosts = (char **)g_ptr_array_steal(hosts, NULL);
+	return TRUE;
+}
+
 gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 {
 	g_autoptr(GOptionContext) ctx = NULL;
@@ -855,6 +896,10 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 		return FALSE;
 	if (command->prepare != NULL && !command->prepare(app, app->args, error))
 		return FALSE;
+	/* pve+ssh:// and pve:///cluster are other nodes: each runs pve:/// itself (--hosts) */
+	if (app->action == CLI_ACTION_RUN && command->start != NULL && command->run == NULL &&
+	    !cli_app_connect_pve_hosts(app, error))
+		return FALSE;
 	/* prepare() may answer by itself (audit --list-rules) */
 	if (app->action == CLI_ACTION_RUN && app->opts.hosts != NULL)
 		return cli_remote_prepare(app, error);
@@ -875,6 +920,42 @@ gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error)
 	return cli_app_resolve_targets(app, error);
 }
 
+/*
+ * --connect URI... without targets: pve:/// as this Proxmox VE node's running
+ * VMs, then the domains of libvirt's URIs.
+ */
+static GPtrArray *cli_targets_from_connect(const char *const *uris, GError **error)
+{
+	g_autoptr(GPtrArray) targets =
+	    g_ptr_array_new_with_free_func((GDestroyNotify)cli_target_free);
+	g_autoptr(GPtrArray) libvirt = g_ptr_array_new();
+
+	for (guint i = 0; uris[i] != NULL; i++) {
+		g_autoptr(GPtrArray) more = NULL;
+
+		if (!cli_pve_is_uri(uris[i])) {
+			g_ptr_array_add(libvirt, (gpointer)uris[i]);
+			continue;
+		}
+		if (!cli_pve_check_uri(uris[i], error))
+			return NULL;
+		more = cli_targets_from_pve(TRUE, error);
+		if (more == NULL)
+			return NULL;
+		g_ptr_array_extend_and_steal(targets, g_steal_pointer(&more));
+	}
+	if (libvirt->len > 0) {
+		g_autoptr(GPtrArray) more = NULL;
+
+		g_ptr_array_add(libvirt, NULL);
+		more = cli_targets_from_libvirt((const char *const *)libvirt->pdata, error);
+		if (more == NULL)
+			return NULL;
+		g_ptr_array_extend_and_steal(targets, g_steal_pointer(&more));
+	}
+	return g_steal_pointer(&targets);
+}
+
 gboolean cli_app_resolve_targets(CliApp *app, GError **error)
 {
 	g_auto(GStrv) targets = NULL;
@@ -890,7 +971,7 @@ gboolean cli_app_resolve_targets(CliApp *app, GError **error)
 	if (app->args->len == 0 && app->opts.inventories == NULL && app->opts.connect != NULL) {
 		/* every running guest of each hypervisor */
 		app->targets =
-		    cli_targets_from_libvirt((const char *const *)app->opts.connect, error);
+		    cli_targets_from_connect((const char *const *)app->opts.connect, error);
 	} else {
 		targets = g_new0(char *, app->args->len + 1);
 		for (guint i = 0; i < app->args->len; i++)

@@ -13,6 +13,7 @@
 #include "analysis/census.h"
 #include "analysis/runs.h"
 #include "commands/cmd-facts.h"
+#include "commands/census-pve.h"
 #include "commands/commands.h"
 #include "fleet/runner.h"
 #include "fleet/target.h"
@@ -798,6 +799,18 @@ static int cli_census_run(CliApp *app, GError **error)
 {
 	g_autoptr(CliCensus) census = g_steal_pointer(&cli_census);
 	g_autoptr(GString) doc = NULL;
+
+	/* a Proxmox VE node or cluster: the CPU type every node can run */
+	if (app->opts.connect != NULL && cli_pve_is_uri(app->opts.connect[0])) {
+		if (g_strv_length(app->opts.connect) > 1 || app->args->len > 0 ||
+		    app->opts.format != CLI_FORMAT_TABLE) {
+			g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			                    "census --connect pve:... takes no other connection or "
+			                    "document and writes the table only");
+			return CLI_EXIT_USAGE;
+		}
+		return cli_census_pve_run(app, app->opts.connect[0], error);
+	}
 
 	if (!cli_census_collect(app, census, error))
 		return CLI_EXIT_USAGE;

@@ -8,6 +8,7 @@
 #include "commands/cmd-discover.h"
 #include "commands/commands.h"
 #include "fleet/libvirt.h"
+#include "fleet/pve.h"
 #include "fleet/resolve.h"
 #include "render/escape.h"
 
@@ -93,6 +94,17 @@ GString *cli_discover_render_inventory(const CliResults *results)
 			continue;
 		}
 		g_string_append_printf(out, "\n[guest %s]\n", guest->name);
+		if (cli_discover_member(guest, "node") != NULL) {
+			/* a Proxmox VE VM: what PVE calls it, where, and how it is reached */
+			const char *vm_name = cli_discover_member(guest, "name");
+			g_autofree char *note = g_strdup_printf(
+			    "VM %s%s%s on node %s, %s, through %s", guest->name + strlen("pve:"),
+			    vm_name != NULL ? " " : "", vm_name != NULL ? vm_name : "",
+			    cli_discover_member(guest, "node"), state != NULL ? state : "?",
+			    g_strcmp0(reach, "qga") == 0 ? "qemu-ga (VMID.qga)"
+			                                 : "our port (args:)");
+			cli_discover_append_comment(out, note);
+		}
 		if (guest->status != CLI_GUEST_OK && state != NULL) {
 			g_autofree char *note = g_strdup_printf("%s now", state);
 			cli_discover_append_comment(out, note);
@@ -107,8 +119,12 @@ GString *cli_discover_render_inventory(const CliResults *results)
 			g_string_append(out, "\nqmp=");
 			cli_discover_append_value(out, guest->target);
 		}
-		g_string_append(out, g_strcmp0(reach, "qga") == 0 ? "\ntags=libvirt;qga\n"
-		                                                  : "\ntags=libvirt\n");
+		if (cli_discover_member(guest, "node") != NULL)
+			g_string_append(out, g_strcmp0(reach, "qga") == 0 ? "\ntags=pve;qga\n"
+			                                                  : "\ntags=pve\n");
+		else
+			g_string_append(out, g_strcmp0(reach, "qga") == 0 ? "\ntags=libvirt;qga\n"
+			                                                  : "\ntags=libvirt\n");
 	}
 	if (n_skipped == 0)
 		return out;
@@ -117,6 +133,14 @@ GString *cli_discover_render_inventory(const CliResults *results)
 		const CliResult *guest = g_ptr_array_index(results->guests, i);
 		if (cli_discover_member(guest, "reach") == NULL && guest->error != NULL)
 			cli_discover_append_comment(out, guest->error);
+	}
+	if (n_skipped > 0 &&
+	    cli_discover_member(g_ptr_array_index(results->guests, 0), "node") != NULL) {
+		g_string_append(out,
+		                "#\n# To give a VM our port (root only; it takes effect after a "
+		                "cold restart):\n#   qm set VMID --args '-chardev socket,...' "
+		                "(guestbench host-check prints the line)\n");
+		return out;
 	}
 	g_string_append(out,
 	                "#\n# To give a domain its guestbench port, add this inside <devices>\n"
@@ -340,6 +364,67 @@ static gboolean cli_discover_dir(CliApp *app, CliDiscovery *d, const char *dir, 
 	return TRUE;
 }
 
+/* --connect pve:///: every VM of this node, running or not, and how each is reached. */
+static void cli_discover_pve(CliApp *app, CliDiscovery *d)
+{
+	g_autofree char *dir = g_build_filename(cli_pve_get_etc(), "qemu-server", NULL);
+	g_autofree char *node = cli_pve_local_node();
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GArray) vmids = cli_pve_list_vmids(dir, &error);
+
+	if (vmids == NULL) {
+		g_autofree char *msg =
+		    g_strdup_printf("cannot list this node's VMs: %s (is this a Proxmox VE node? "
+		                    "%s and %s point elsewhere)",
+		                    error->message, CLI_PVE_ETC_ENV, CLI_PVE_RUN_ENV);
+		cli_discover_failure(app, d, "pve:///", NULL, msg);
+		return;
+	}
+	for (guint i = 0; i < vmids->len; i++) {
+		guint32 vmid = g_array_index(vmids, guint32, i);
+		CliTarget *target = g_new0(CliTarget, 1);
+		g_autoptr(CliPveVm) vm = cli_pve_vm_load(vmid, NULL, NULL);
+		g_autoptr(JsonBuilder) b = json_builder_new();
+		g_autofree char *qga = cli_pve_qga_path(vmid);
+		const char *reach[1] = { NULL };
+		gboolean running = cli_pve_vm_is_running(vmid);
+		const char *state = running ? "running" : "stopped";
+
+		target->text = g_strdup_printf("pve:%u", vmid);
+		target->name = g_strdup(target->text);
+		target->tags = g_new0(char *, 1);
+		cli_target_set_pve(target, vmid, reach);
+		if (!running)
+			d->n_off++;
+		else if (vm == NULL)
+			d->n_broken++;
+		else if (reach[0] == NULL)
+			d->n_neither++;
+		else if (g_strcmp0(reach[0], "qga") == 0)
+			d->n_qga++;
+		else
+			d->n_channel++;
+		/* a stopped VM is listed with the path it will have when it runs */
+		if (!running && vm != NULL && vm->args_problem == NULL)
+			reach[0] = vm->port_socket != NULL ? "port" : vm->agent ? "qga" : NULL;
+		json_builder_begin_object(b);
+		json_builder_set_member_name(b, "vmid");
+		json_builder_add_int_value(b, vmid);
+		cli_discover_add_string(b, "name", vm != NULL ? vm->name : NULL);
+		cli_discover_add_string(b, "node", node);
+		cli_discover_add_string(b, "state", state);
+		cli_discover_add_string(b, "uri", NULL);
+		cli_discover_add_string(b, "reach", reach[0]);
+		cli_discover_add_string(b, "socket", vm != NULL ? vm->port_socket : NULL);
+		cli_discover_add_string(b, "qga_socket", vm != NULL && vm->agent ? qga : NULL);
+		json_builder_end_object(b);
+		{
+			g_autofree char *msg = g_strdup(target->error);
+			cli_discover_add(app, d, target, json_builder_get_root(b), msg);
+		}
+	}
+}
+
 /* Fills the guest without the runner: nothing is contacted, so nothing is drawn either. */
 static void cli_discover_set(CliGuest *guest, JsonNode *result, const char *error)
 {
@@ -357,7 +442,19 @@ int cli_discover_run(CliApp *app, GError **error)
 	CliDiscovery d = { results, errors, 0, 0, 0, 0, 0 };
 
 	app->targets = g_ptr_array_new_with_free_func((GDestroyNotify)cli_target_free);
-	if (dir != NULL) {
+	if (app->opts.connect != NULL && cli_pve_is_uri(app->opts.connect[0])) {
+		if (g_strv_length(app->opts.connect) > 1 || app->args->len > 0) {
+			g_set_error_literal(
+			    error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+			    "discover --connect pve:/// takes no other connection and "
+			    "no DOMAIN");
+			return CLI_EXIT_USAGE;
+		}
+		if (!cli_pve_check_uri(app->opts.connect[0], error))
+			return CLI_EXIT_USAGE;
+		source = g_strdup("Proxmox VE");
+		cli_discover_pve(app, &d);
+	} else if (dir != NULL) {
 		if (!cli_discover_dir(app, &d, dir, &source, error))
 			return CLI_EXIT_GUEST;
 	} else {

@@ -11,6 +11,7 @@
 #include "commands/commands.h"
 #include "render/facts-view.h"
 #include "analysis/host-rules.h"
+#include "analysis/rules-pve.h"
 #include "fleet/hostview.h"
 #include "render/prom.h"
 #include "render/escape.h"
@@ -259,6 +260,8 @@ static void cli_audit_finish(CliGuest *guest, JsonObject *facts, JsonObject *vie
 		g_autoptr(GPtrArray) host = cli_host_rules_run_facts(model, view);
 
 		cli_host_rules_merge(findings, host);
+		/* a Proxmox VE VM: its config joined in, and the fixes in PVE's words */
+		cli_pve_rules_apply(findings, model, view);
 	}
 	worst = cli_audit_worst(findings);
 	if (worst == CLI_LEVEL_FAIL)
@@ -289,7 +292,10 @@ static void cli_audit_host_cb(JsonNode *view, const GError *error, gpointer user
 		g_autoptr(GError) local_error = g_error_copy(error);
 
 		g_prefix_error(&local_error, "host view: ");
-		cli_guest_finish(guest, NULL, local_error);
+		if (g_error_matches(error, GB_ERROR, GB_ERROR_BUSY))
+			cli_guest_finish_busy(guest, local_error);
+		else
+			cli_guest_finish(guest, NULL, local_error);
 		return;
 	}
 	if (view != NULL && !gb_json_node_get_object(view, "host view", &view_obj, NULL))
@@ -475,6 +481,10 @@ gboolean cli_audit_prepare(CliApp *app, GPtrArray *args, GError **error)
 	text = g_string_new(NULL);
 	for (guint i = 0; i < n; i++)
 		g_string_append_printf(text, "%-22s %-4s  %s\n", rules[i].id,
+		                       cli_level_to_string(rules[i].level), rules[i].summary);
+	rules = cli_pve_rules(&n);
+	for (guint i = 0; i < n; i++)
+		g_string_append_printf(text, "%-22s %-4s  %s (Proxmox VE VMs)\n", rules[i].id,
 		                       cli_level_to_string(rules[i].level), rules[i].summary);
 	g_free(app->help_text);
 	app->help_text = g_string_free(text, FALSE);

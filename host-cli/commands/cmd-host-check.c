@@ -14,6 +14,7 @@
 #include "commands/cmd-host-check.h"
 #include "commands/commands.h"
 #include "fleet/host-files.h"
+#include "fleet/pve.h"
 #include "render/escape.h"
 #include "render/output.h"
 #include "render/prom.h"
@@ -393,6 +394,59 @@ static void check_vulnerabilities(CliCheckCtx *ctx)
 	ctx_add(ctx, "HOST-CPU-VULNERABLE", CLI_LEVEL_PASS, "cpu", detail, NULL);
 }
 
+/*
+ * On a Proxmox VE node: each VM of this node with or without our port, and
+ * for those without it the exact args: line and the qm commands that add it.
+ */
+static void check_pve(CliCheckCtx *ctx)
+{
+	g_autofree char *dir = g_build_filename(cli_pve_get_etc(), "qemu-server", NULL);
+	g_autoptr(GArray) vmids = NULL;
+
+	if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
+		return;
+	vmids = cli_pve_list_vmids(dir, NULL);
+	for (guint i = 0; vmids != NULL && i < vmids->len; i++) {
+		guint32 vmid = g_array_index(vmids, guint32, i);
+		g_autoptr(GError) error = NULL;
+		g_autoptr(CliPveVm) vm = cli_pve_vm_load(vmid, NULL, &error);
+		g_autofree char *subject = g_strdup_printf("pve:%u", vmid);
+		g_autofree char *detail = NULL;
+		g_autofree char *args = NULL;
+		g_autofree char *hint = NULL;
+
+		if (vm == NULL) {
+			ctx_add(ctx, "HOST-PVE-PORT", CLI_LEVEL_WARN, subject, error->message,
+			        NULL);
+			continue;
+		}
+		if (vm->port_socket != NULL) {
+			detail = g_strdup_printf("VM %u%s%s%s: args: adds our port on %s", vmid,
+			                         vm->name != NULL ? " (" : "",
+			                         vm->name != NULL ? vm->name : "",
+			                         vm->name != NULL ? ")" : "", vm->port_socket);
+			ctx_add(ctx, "HOST-PVE-PORT", CLI_LEVEL_PASS, subject, detail, NULL);
+			continue;
+		}
+		detail = g_strdup_printf(
+		    "VM %u%s%s%s has no guestbench port%s%s", vmid, vm->name != NULL ? " (" : "",
+		    vm->name != NULL ? vm->name : "", vm->name != NULL ? ")" : "",
+		    vm->args_problem != NULL ? ": " : (vm->agent ? " (qemu-ga's is used)" : ""),
+		    vm->args_problem != NULL ? vm->args_problem : "");
+		args = cli_pve_port_args(vmid);
+		/* args: is one line: a VM that has one keeps it, ours is appended */
+		hint = g_strdup_printf(
+		    "the line is args: %s%s%s -- "
+		    "as root: qm set %u --args '%s%s%s', then a cold restart: "
+		    "qm shutdown %u && qm start %u",
+		    vm->args != NULL && vm->args_problem == NULL ? vm->args : "",
+		    vm->args != NULL && vm->args_problem == NULL ? " " : "", args, vmid,
+		    vm->args != NULL && vm->args_problem == NULL ? vm->args : "",
+		    vm->args != NULL && vm->args_problem == NULL ? " " : "", args, vmid, vmid);
+		ctx_add(ctx, "HOST-PVE-PORT", CLI_LEVEL_NOTE, subject, detail, hint);
+	}
+}
+
 GPtrArray *cli_host_check_collect(const char *sysroot)
 {
 	g_auto(GStrv) flags = cli_host_read_cpu_flags(sysroot, NULL);
@@ -412,6 +466,7 @@ GPtrArray *cli_host_check_collect(const char *sysroot)
 	check_aes(&ctx, flags);
 	check_isa_level(&ctx);
 	check_vulnerabilities(&ctx);
+	check_pve(&ctx);
 	return ctx.findings;
 }
 
@@ -432,6 +487,7 @@ static const char *cli_host_check_title(const char *id)
 		{ "HOST-CPU-AES", "Checking for AES-NI" },
 		{ "HOST-CPU-ISA-LEVEL", "Checking the x86-64 ISA level" },
 		{ "HOST-CPU-VULNERABLE", "Checking CPU vulnerabilities" },
+		{ "HOST-PVE-PORT", "Checking a Proxmox VE VM for our port" },
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(titles); i++) {
@@ -529,8 +585,11 @@ const CliCommand cli_cmd_host_check = {
 	.name = "host-check",
 	.parameter_string = "host-check",
 	.summary = "Check this hypervisor host: KVM, nested, vhost-net, hugepages, THP, AES-NI, "
-	           "ISA level, vulnerabilities",
-	.description = "Reads --host-sysroot DIR (default /). Exit status 1 when a check FAILs.",
+	           "ISA level, vulnerabilities, Proxmox VE VMs' ports",
+	.description = "Reads --host-sysroot DIR (default /). On a Proxmox VE node (/etc/pve, or\n"
+	               "$GUESTBENCH_PVE_ETC) each VM's config too: the args: line that adds the\n"
+	               "guestbench port, and the qm commands to apply it. Exit status 1 when a\n"
+	               "check FAILs.",
 	.formats = CLI_FORMAT_BIT(CLI_FORMAT_TABLE) | CLI_FORMAT_BIT(CLI_FORMAT_JSON) |
 	           CLI_FORMAT_BIT(CLI_FORMAT_PROM),
 	.common_options = CLI_OPTIONS_SYSROOT,

@@ -367,6 +367,8 @@ void cli_guest_free(CliGuest *guest);
  */
 void cli_guest_finish(CliGuest *guest, JsonNode *result, const GError *error);
 gboolean cli_guest_is_done(const CliGuest *guest);
+/* Ends the guest as busy (a socket another client holds): exit status 4, not 3. */
+void cli_guest_finish_busy(CliGuest *guest, const GError *error);
 /* Per-guest state of the command, freed when the guest finishes. */
 void cli_guest_set_data(CliGuest *guest, gpointer data, GDestroyNotify destroy);
 gpointer cli_guest_get_data(CliGuest *guest);

@@ -2,10 +2,13 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "guestbench-protocol.h"
 
+#include "fleet/host-files.h"
 #include "fleet/hostview.h"
+#include "fleet/pve.h"
 #include "transport/qmp.h"
 #include "transport/virt.h"
 
@@ -291,10 +294,81 @@ static void cli_hostview_request_free(CliHostviewRequest *req)
 	g_free(req);
 }
 
+/*
+ * A Proxmox VE VM's config is a fact of the host view: "pve" (cli_pve_vm_to_json()),
+ * what cannot be read of it in "errors".
+ */
+static void cli_hostview_add_pve(JsonNode *view, guint32 vmid, const char *sysroot)
+{
+	g_autoptr(GError) error = NULL;
+	g_auto(GStrv) flags = NULL;
+	JsonNode *node;
+	g_autoptr(GHashTable) models = NULL;
+	g_autoptr(CliPveVm) vm = NULL;
+	JsonObject *obj = NULL;
+	JsonArray *errors = NULL;
+
+	if (!gb_json_node_get_object(view, "host view", &obj, NULL))
+		return;
+	if (!gb_json_get_array(obj, "errors", GB_JSON_OPTIONAL, &errors, NULL) || errors == NULL) {
+		errors = json_array_new();
+		json_object_set_array_member(obj, "errors", errors);
+	}
+	models = cli_pve_cpu_models_load(&error);
+	if (models == NULL) {
+		json_array_add_string_element(errors, error->message);
+		g_clear_error(&error);
+	}
+	vm = cli_pve_vm_load(vmid, NULL, &error);
+	if (vm == NULL) {
+		json_array_add_string_element(errors, error->message);
+		return;
+	}
+	for (guint i = 0; vm->unknown_keys[i] != NULL; i++) {
+		g_autofree char *msg =
+		    g_strdup_printf("VM %u's config: unknown key '%s', ignored (as PVE ignores it)",
+		                    vmid, vm->unknown_keys[i]);
+		json_array_add_string_element(errors, msg);
+	}
+	node = cli_pve_vm_to_json(vm, models);
+	/* what this node's CPU can run, for census --connect pve:///cluster */
+	flags = cli_host_read_cpu_flags(sysroot != NULL ? sysroot : "/", NULL);
+	if (flags != NULL) {
+		JsonObject *pve = json_node_get_object(node);
+		g_autofree char *joined = g_strjoinv(" ", flags);
+		g_autofree char *digest =
+		    g_compute_checksum_for_string(G_CHECKSUM_SHA256, joined, -1);
+
+		json_object_set_string_member(pve, "node_cpu_type",
+		                              cli_pve_cpu_types[cli_pve_cpu_rank(flags)].type);
+		json_object_set_boolean_member(
+		    pve, "node_pclmulqdq",
+		    g_strv_contains((const char *const *)flags, "pclmulqdq"));
+		json_object_set_string_member(pve, "node_cpu_digest", digest);
+	}
+	json_object_set_member(obj, "pve", node);
+}
+
 static void cli_hostview_request_done_cb(JsonNode *view, const GError *error, gpointer user_data)
 {
 	CliHostviewRequest *req = user_data;
+	guint32 vmid = req->guest->target->vmid;
+	g_autoptr(GError) busy = NULL;
+	g_autofree char *qmp = vmid != 0 ? cli_pve_qmp_path(vmid) : NULL;
 
+	/* PVE's monitor serves one client: no greeting is qm, the API or a backup on it */
+	if (vmid != 0 && error != NULL && g_error_matches(error, GB_ERROR, GB_ERROR_TIMEOUT) &&
+	    strstr(error->message, "no QMP greeting") != NULL) {
+		busy =
+		    g_error_new(GB_ERROR, GB_ERROR_BUSY,
+		                "busy: %s gave no QMP greeting: another client holds the monitor "
+		                "(QEMU serves one at a time: qm, the PVE API or a backup); try "
+		                "again later",
+		                qmp);
+		error = busy;
+	}
+	if (vmid != 0 && view != NULL)
+		cli_hostview_add_pve(view, vmid, req->guest->app->opts.host_sysroot);
 	/* a guest that timed out or was interrupted meanwhile hears nothing more */
 	if (!cli_guest_is_done(req->guest))
 		req->func(view, error, req->user_data);

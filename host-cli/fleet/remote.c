@@ -11,6 +11,7 @@
 
 #include "fleet/merge.h"
 #include "fleet/remote.h"
+#include "fleet/target.h"
 #include "render/escape.h"
 #include "transport/reply-budget.h"
 
@@ -95,7 +96,7 @@ static gboolean cli_remote_takes_value(const char *name)
 		                             "color",     "qmp",    "host-sysroot", "deadline",
 		                             "inventory", "tag",    "name",         "libvirt-dir",
 		                             "qga-agent", "hosts",  "host-jobs",    "wait-busy",
-		                             NULL };
+		                             "connect",   NULL };
 	return g_strv_contains(names, name);
 }
 
@@ -127,6 +128,9 @@ GPtrArray *cli_remote_build_args(const char *const *argv, GError **error)
 
 			name = eq != NULL ? g_strndup(arg + 2, eq - arg - 2) : g_strdup(arg + 2);
 			has_value = eq == NULL && cli_remote_takes_value(name);
+		} else if (g_strcmp0(arg, "-c") == 0) {
+			name = g_strdup("connect");
+			has_value = TRUE;
 		} else if (arg[1] == 'o' || arg[1] == 'j') {
 			/* -oFILE, -j4 or -o FILE, -j 4 */
 			name = g_strdup(arg[1] == 'o' ? "output" : "jobs");
@@ -141,6 +145,19 @@ GPtrArray *cli_remote_build_args(const char *const *argv, GError **error)
 			}
 			g_ptr_array_add(args, g_strdup(arg));
 			continue;
+		}
+		/* another node's run is that node's own: pve:/// there */
+		if (g_strcmp0(name, "connect") == 0 || g_strcmp0(arg, "-c") == 0) {
+			const char *value = arg[1] == '-' && strchr(arg, '=') != NULL
+			                        ? strchr(arg, '=') + 1
+			                        : argv[i + 1];
+			if (cli_pve_is_remote_uri(value)) {
+				g_ptr_array_add(args, g_strdup("--connect"));
+				g_ptr_array_add(args, g_strdup("pve:///"));
+				if (value == argv[i + 1])
+					i++;
+				continue;
+			}
 		}
 		if (g_strv_contains(dropped, name)) {
 			if (has_value && argv[i + 1] != NULL)

@@ -160,6 +160,11 @@ void cli_guest_finish(CliGuest *guest, JsonNode *result, const GError *error)
 	cli_guest_finish_as(guest, result, error, status);
 }
 
+void cli_guest_finish_busy(CliGuest *guest, const GError *error)
+{
+	cli_guest_finish_as(guest, NULL, error, CLI_GUEST_BUSY);
+}
+
 void cli_guest_set_data(CliGuest *guest, gpointer data, GDestroyNotify destroy)
 {
 	if (guest->data_destroy != NULL && guest->data != NULL)
@@ -211,6 +216,20 @@ static gboolean cli_guest_deadline_cb(gpointer user_data)
 		                        ? "cancelling took longer than %g s"
 		                        : "interrupted (cancelling took longer than %g s)",
 		                    CLI_CANCEL_GRACE_SECONDS);
+	} else if (guest->target->vmid != 0 && guest->session != NULL &&
+	           !cli_session_is_open(guest->session)) {
+		/*
+		 * A PVE VM's socket serves one client: PVE's backup freezes file
+		 * systems through VMID.qga, qm and the API use it too. Silence before
+		 * the session is open is that other client, or nothing in the guest.
+		 */
+		error = g_error_new(GB_ERROR, GB_ERROR_BUSY,
+		                    "busy: %s did not answer within %g s: another client holds it "
+		                    "(QEMU serves one at a time: a PVE backup, qm or the API), or "
+		                    "nothing answers in the guest; try again later",
+		                    guest->target->path, guest->deadline_seconds);
+		cli_guest_finish_as(guest, NULL, error, CLI_GUEST_BUSY);
+		return G_SOURCE_REMOVE;
 	} else {
 		error = g_error_new(GB_ERROR, GB_ERROR_TIMEOUT, "timed out after %g s%s%s",
 		                    guest->deadline_seconds, wait != NULL ? " " : "",

@@ -54,6 +54,7 @@ CliTarget *cli_target_copy(const CliTarget *target)
 	copy->host = g_strdup(target->host);
 	copy->origin = g_strdup(target->origin);
 	copy->error = g_strdup(target->error);
+	copy->vmid = target->vmid;
 	return copy;
 }
 
@@ -387,6 +388,11 @@ CliTarget *cli_target_parse_full(const char *text, const CliTargetOptions *opts,
 			return NULL;
 		return g_steal_pointer(&target);
 	}
+	if (g_strcmp0(scheme, "pve") == 0) {
+		if (!cli_target_parse_pve(target, text + strlen("pve:"), error))
+			return NULL;
+		return g_steal_pointer(&target);
+	}
 	if (g_strv_contains(cli_target_planned_schemes, scheme)) {
 		g_set_error(error, GB_ERROR, GB_ERROR_NOT_SUPPORTED,
 		            "invalid target '%s': scheme '%s:' is not supported yet", text, scheme);
@@ -394,7 +400,7 @@ CliTarget *cli_target_parse_full(const char *text, const CliTargetOptions *opts,
 	}
 	g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 	            "invalid target '%s': unknown scheme '%s:' (expected unix:PATH, "
-	            "vsock:CID:PORT, qga:PATH, libvirt:DOMAIN, @FILE or a path)",
+	            "vsock:CID:PORT, qga:PATH, libvirt:DOMAIN, pve:VMID, @FILE or a path)",
 	            text, scheme);
 	return NULL;
 }
@@ -409,6 +415,11 @@ static char *cli_target_libvirt_key(const CliTarget *target)
 
 char *cli_target_to_key(const CliTarget *target)
 {
+	/* a Proxmox VE VM is its VMID on its node, whichever path reaches it */
+	if (target->vmid != 0)
+		return target->host != NULL
+		           ? g_strdup_printf("pve:%u@%s", target->vmid, target->host)
+		           : g_strdup_printf("pve:%u", target->vmid);
 	/* an unresolved libvirt:DOMAIN has no socket: the domain is what identifies it */
 	if (target->error != NULL)
 		return g_strdup(target->text);

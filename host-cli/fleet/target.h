@@ -52,6 +52,11 @@ typedef struct {
 	 * so one broken domain does not stop the rest of the fleet.
 	 */
 	char *error;
+	/*
+	 * pve:VMID (fleet/pve-target.c): the Proxmox VE VM, 0 otherwise. It is
+	 * CLI_TARGET_UNIX on our port or CLI_TARGET_QGA on VMID.qga, qmp its VMID.qmp.
+	 */
+	guint32 vmid;
 } CliTarget;
 
 /* How targets are found and selected (--connect, --libvirt-dir, --inventory, --tag, --name). */
@@ -127,6 +132,35 @@ gboolean cli_targets_apply_qga_agent(GPtrArray *targets, const char *agent, GErr
 GPtrArray *cli_targets_from_libvirt(const char *const *uris, GError **error);
 /* The hint for a libvirt session URI that has not got the system's domains, or "". */
 const char *cli_targets_session_hint(const char *uri);
+
+/*
+ * pve:VMID (fleet/pve-target.c): makes target the VM's best path (our port
+ * from args:, else qemu-ga's VMID.qga), its qmp VMID.qmp, or sets its error
+ * saying what is missing and the qm commands that add it. reach_out[0] (may
+ * be NULL) is "port", "qga" or NULL.
+ */
+void cli_target_set_pve(CliTarget *target, guint32 vmid, const char *reach_out[1]);
+/* The text after "pve:": fails (usage error) only when it is not a VMID. */
+gboolean cli_target_parse_pve(CliTarget *target, const char *text, GError **error);
+/* What to tell a VM without a path: the qm commands that add our port or qemu-ga. */
+char *cli_pve_missing_port_hint(guint32 vmid);
+/* Whether a --connect URI is a Proxmox VE one (pve:..., pve+ssh://...). */
+gboolean cli_pve_is_uri(const char *uri);
+/* pve+ssh://[USER@]NODE/ or pve:///cluster: run on other nodes over ssh (--hosts). */
+gboolean cli_pve_is_remote_uri(const char *uri);
+/*
+ * The ssh destinations of a remote Proxmox VE URI: [USER@]NODE, or every node
+ * of .members (pve:///cluster); fails saying why (.members absent or not JSON).
+ */
+char **cli_pve_remote_hosts(const char *uri, GError **error);
+/* pve:/// is the one a local run takes; anything else fails saying what is. */
+gboolean cli_pve_check_uri(const char *uri, GError **error);
+/*
+ * --connect pve:///: every VM of this node, by VMID (only running ones when
+ * running_only; those left out are said on stderr). A node that cannot be
+ * read is one guest with that error.
+ */
+GPtrArray *cli_targets_from_pve(gboolean running_only, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliTarget, cli_target_free)
 

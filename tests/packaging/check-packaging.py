@@ -347,10 +347,12 @@ def check_completion(script):
     expect(f"{cli} ping --timeout ", [])
     expect(f"{cli} ping --wait-busy ", [])
     # libvirt URIs for --connect/-c, after the last ':' as readline wants them
-    uris = ["qemu:///system", "qemu:///session", "qemu+ssh://"]
+    uris = ["qemu:///system", "qemu:///session", "qemu+ssh://", "pve:///", "pve:///cluster",
+            "pve+ssh://"]
     expect(f"{cli} --connect ", uris)
     expect(f"{cli} audit -c ", uris)
-    expect(f"{cli} discover --connect=q", uris)
+    expect(f"{cli} discover --connect=q", uris[:3])
+    expect(f"{cli} discover --connect=p", uris[3:])
     expect(f"{cli} ping -c qemu:///sy", ["///system"])
     expect(f"{cli} ping --connect=qemu+", ["qemu+ssh://"])
     expect("/nonexistent/guestbench ", [])
@@ -405,7 +407,8 @@ def check_completion(script):
         expect(f"{cli} ping {tmp}/s", [f"{tmp}/sub/"])
         expect(f"{cli} ping -o {tmp}/fl", [f"{tmp}/fleet.ini"])
         expect(f"{cli} ping u", ["unix:"], cwd=tmp)
-        expect(f"{cli} bench aes ", ["unix:", "vsock:", "qga:", "libvirt:"], cwd=empty)
+        expect(f"{cli} bench aes ", ["unix:", "vsock:", "qga:", "libvirt:", "pve:"], cwd=empty)
+        expect(f"{cli} ping p", ["pve:"], cwd=empty)
         expect(f"{cli} ping q", ["qga:"], cwd=empty)
         expect(f"{cli} ping l", ["libvirt:"], cwd=empty)
         expect(f"{cli} ping --inventory {tmp}/fl", [f"{tmp}/fleet.ini"])
