@@ -22,9 +22,8 @@ static GPtrArray *fuzz_fleet_guest(const uint8_t *data, size_t size, const CliAu
 	g_autoptr(CliFacts) model = NULL;
 	GPtrArray *findings;
 
-	model = cli_facts_new(root != NULL && JSON_NODE_HOLDS_OBJECT(root)
-	                          ? json_node_get_object(root)
-	                          : NULL);
+	model = cli_facts_new(
+	    root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL);
 	findings = cli_audit_run_require(model, require);
 	if (findings == NULL)
 		abort();

@@ -58,14 +58,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	{
 		g_autoptr(CliComparison) cmp = cli_comparison_new(CLI_COMPARE_BY_GUEST);
-		if (cli_comparison_add_data(cmp, "fuzz.json", "fuzz", (const char *)data, size, NULL))
+		if (cli_comparison_add_data(cmp, "fuzz.json", "fuzz", (const char *)data, size,
+		                            NULL))
 			fuzz_saved_render(cmp);
 	}
 	{
 		g_autoptr(CliComparison) cmp = cli_comparison_new(CLI_COMPARE_BY_DOCUMENT);
 		if (cli_comparison_add_data(cmp, "valid.json", "valid", fuzz_valid_run,
 		                            strlen(fuzz_valid_run), NULL) &&
-		    cli_comparison_add_data(cmp, "fuzz.json", "fuzz", (const char *)data, size, NULL))
+		    cli_comparison_add_data(cmp, "fuzz.json", "fuzz", (const char *)data, size,
+		                            NULL))
 			fuzz_saved_render(cmp);
 	}
 	return 0;
