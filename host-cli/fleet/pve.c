@@ -360,16 +360,25 @@ static void cli_pve_vm_add_nic(CliPveVm *vm, const char *key, const char *value)
 	GHashTableIter iter;
 	gpointer k, v;
 	guint64 queues = 0;
+	guint n_models = 0;
 
 	nic->key = g_strdup(key);
 	nic->value = g_strdup(value);
-	/* "virtio=MAC" or "model=virtio,macaddr=MAC" */
+	/* "virtio=MAC" or "model=virtio,macaddr=MAC". Two models in one line
+	 * ("virtio=MAC,e1000=MAC", "e1000=MAC,model=virtio") is a line PVE
+	 * refuses: the model stays unknown. */
 	g_hash_table_iter_init(&iter, props);
 	while (g_hash_table_iter_next(&iter, &k, &v)) {
 		if (g_strv_contains(cli_pve_nic_models, k))
+			n_models++;
+		if (g_strv_contains(cli_pve_nic_models, k) && n_models == 1)
 			nic->model = g_strdup(k);
 	}
-	if (nic->model == NULL)
+	if (g_hash_table_contains(props, "model"))
+		n_models++;
+	if (n_models > 1)
+		g_clear_pointer(&nic->model, g_free);
+	else if (nic->model == NULL)
 		nic->model = g_strdup(g_hash_table_lookup(props, "model"));
 	nic->bridge = g_strdup(g_hash_table_lookup(props, "bridge"));
 	if (g_hash_table_lookup(props, "queues") != NULL &&

@@ -192,6 +192,17 @@ static void test_pve_vm_odd(void)
 	trunc = load_vm(302, "truncated-ok.conf", &error);
 	g_assert_no_error(error);
 	g_assert_cmpuint(trunc->disks->len, ==, 1);
+	/* two models in one net line (PVE refuses it): the model is unknown, nothing leaks */
+	{
+		static const char two[] = "net0: virtio=BC:24:11:2A:5B:03,i82551=vmbr0\n"
+		                          "net1: e1000=BC:24:11:2A:5B:04,model=virtio\n";
+		g_autoptr(CliPveVm) vm = cli_pve_vm_parse(303, two, sizeof(two) - 1, &error);
+
+		g_assert_no_error(error);
+		g_assert_cmpuint(vm->nics->len, ==, 2);
+		g_assert_null(((const CliPveNic *)vm->nics->pdata[0])->model);
+		g_assert_null(((const CliPveNic *)vm->nics->pdata[1])->model);
+	}
 }
 
 static void test_pve_args(void)
