@@ -192,6 +192,21 @@ static void test_pve_vm_odd(void)
 	trunc = load_vm(302, "truncated-ok.conf", &error);
 	g_assert_no_error(error);
 	g_assert_cmpuint(trunc->disks->len, ==, 1);
+	/* a bad line is quoted to 60 characters, never cut inside one */
+	{
+		g_autoptr(GString) bad = g_string_new(NULL);
+		g_autoptr(CliPveVm) vm = NULL;
+
+		for (guint i = 0; i < 59; i++)
+			g_string_append_c(bad, 'x');
+		g_string_append(bad, "\u00e9\u00e9 no colon\n");
+		vm = cli_pve_vm_parse(304, bad->str, bad->len, &error);
+		g_assert_null(vm);
+		g_assert_error(error, GB_ERROR, GB_ERROR_PARSE);
+		g_assert_true(g_utf8_validate(error->message, -1, NULL));
+		g_assert_nonnull(strstr(error->message, "x\u00e9')"));
+		g_clear_error(&error);
+	}
 	/* two models in one net line (PVE refuses it): the model is unknown, nothing leaks */
 	{
 		static const char two[] = "net0: virtio=BC:24:11:2A:5B:03,i82551=vmbr0\n"
