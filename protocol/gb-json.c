@@ -464,6 +464,15 @@ static const char *gb_json_prescan(const char *data, gsize len, GString **rewrit
 			if (escape && c == 'u') {
 				guint hi = gb_json_hex4(data + i + 1, len - i - 1);
 
+				/* json-glib reads "\u20" followed by other bytes as
+				 * U+2000 plus those bytes' own pieces, which is not
+				 * UTF-8 (found by fuzz-request): JSON wants four digits */
+				if (hi == G_MAXUINT) {
+					g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
+					                    "JSON parse error, \\u escape without "
+					                    "four hex digits in a string");
+					return NULL;
+				}
 				if (hi >= 0xd800 && hi <= 0xdbff && len - i > 10 &&
 				    data[i + 5] == '\\' && data[i + 6] == 'u') {
 					guint lo = gb_json_hex4(data + i + 7, len - i - 7);

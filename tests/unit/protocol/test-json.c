@@ -219,6 +219,11 @@ static void test_json_parse_bytes(void)
 	assert_parse_error_str("{\"a\":\"x\\u0000y\"}",
 	                       "JSON parse error, \\u0000 is not supported");
 	assert_parse_error_str("[\"\\u0000\"]", NULL);
+	/* json-glib decodes a short \u escape into bytes that are not UTF-8 */
+	assert_parse_error_str("{\"a\\u20\xd8\x9agsx\":1}",
+	                       "JSON parse error, \\u escape without four hex digits in a string");
+	assert_parse_error_str("[\"\\u12\"]", NULL);
+	assert_parse_error_str("[\"\\u", NULL);
 	obj = parse_obj("{\"a\":\"x\\\\u0000y\",\"b\":\"\\u00e9\\ud83d\\ude00\"}", &holder);
 	/* an escaped backslash then u0000 is just text */
 	g_assert_cmpstr(json_object_get_string_member(obj, "a"), ==, "x\\u0000y");
