@@ -616,7 +616,8 @@ CliPveVm *cli_pve_vm_parse(guint32 vmid, const char *text, gsize len, GError **e
 		}
 		colon = strchr(line, ':');
 		if (colon == NULL || !cli_pve_key_valid(line, colon - line)) {
-			g_autofree char *shown = g_utf8_substring(line, 0, 60);
+			g_autofree char *shown =
+			    g_utf8_substring(line, 0, MIN(g_utf8_strlen(line, -1), 60));
 			g_set_error(error, GB_ERROR, GB_ERROR_PARSE,
 			            "%s, line %u: not 'key: value' ('%s')", what, i + 1, shown);
 			return NULL;

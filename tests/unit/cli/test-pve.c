@@ -206,6 +206,13 @@ static void test_pve_vm_odd(void)
 		g_assert_true(g_utf8_validate(error->message, -1, NULL));
 		g_assert_nonnull(strstr(error->message, "x\u00e9')"));
 		g_clear_error(&error);
+		/* and a short one is quoted whole */
+		g_clear_pointer(&vm, cli_pve_vm_free);
+		vm =
+		    cli_pve_vm_parse(304, "\u00e9 no colon\n", strlen("\u00e9 no colon\n"), &error);
+		g_assert_null(vm);
+		g_assert_nonnull(strstr(error->message, "('\u00e9 no colon')"));
+		g_clear_error(&error);
 	}
 	/* two models in one net line (PVE refuses it): the model is unknown, nothing leaks */
 	{
