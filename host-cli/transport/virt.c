@@ -155,9 +155,7 @@ void cli_virt_shutdown(void)
 
 #else /* HAVE_LIBVIRT */
 
-#include <libvirt/libvirt-qemu.h>
-#include <libvirt/libvirt.h>
-#include <libvirt/virterror.h>
+#include "transport/virt-lib.h"
 
 /* Worker threads for the blocking calls; more wait in line. */
 #define CLI_VIRT_MAX_WORKERS 32
@@ -214,8 +212,8 @@ static void cli_virt_quiet_cb(void *user_data, virErrorPtr error)
 static gpointer cli_virt_event_loop(gpointer user_data)
 {
 	while (!g_atomic_int_get(&cli_virt_quit)) {
-		if (virEventRunDefaultImpl() < 0) {
-			g_warning("libvirt event loop: %s", virGetLastErrorMessage());
+		if (VIR(virEventRunDefaultImpl)() < 0) {
+			g_warning("libvirt event loop: %s", VIR(virGetLastErrorMessage)());
 			break;
 		}
 	}
@@ -227,10 +225,10 @@ static void cli_virt_worker(gpointer data, gpointer user_data);
 /* Once: libvirt's event loop (streams and keepalive need one) and the workers. */
 static gpointer cli_virt_init_once(gpointer data)
 {
-	if (virInitialize() < 0)
+	if (VIR(virInitialize)() < 0)
 		return GINT_TO_POINTER(FALSE);
-	virSetErrorFunc(NULL, cli_virt_quiet_cb);
-	if (virEventRegisterDefaultImpl() < 0)
+	VIR(virSetErrorFunc)(NULL, cli_virt_quiet_cb);
+	if (VIR(virEventRegisterDefaultImpl)() < 0)
 		return GINT_TO_POINTER(FALSE);
 	cli_virt_conns = g_hash_table_new(g_str_hash, g_str_equal);
 	cli_virt_event_thread = g_thread_new("libvirt-events", cli_virt_event_loop, NULL);
@@ -242,9 +240,12 @@ static gboolean cli_virt_init(GError **error)
 {
 	static GOnce once = G_ONCE_INIT;
 
+	/* the library is loaded here, at the first use of libvirt, not at start-up */
+	if (cli_virt_lib_load(error) == NULL)
+		return FALSE;
 	if (!GPOINTER_TO_INT(g_once(&once, cli_virt_init_once, NULL))) {
 		g_set_error(error, GB_ERROR, GB_ERROR_FAILED, "libvirt cannot be initialised: %s",
-		            virGetLastErrorMessage());
+		            VIR(virGetLastErrorMessage)());
 		return FALSE;
 	}
 	return TRUE;
@@ -309,38 +310,39 @@ static gpointer cli_virt_opener(gpointer data)
 	if (c->generation == opening->generation)
 		c->opener_tid = gettid();
 	g_mutex_unlock(&cli_virt_lock);
-	conn = virConnectOpen(c->requested);
+	conn = VIR(virConnectOpen)(c->requested);
 
 	if (conn == NULL) {
-		const char *msg = virGetLastErrorMessage();
+		const char *msg = VIR(virGetLastErrorMessage)();
 		error =
 		    g_strdup_printf("cannot connect to %s: %s%s", cli_virt_uri_name(c->requested),
-		                    msg, cli_virt_connect_hint(virGetLastErrorCode(), msg));
+		                    msg, cli_virt_connect_hint(VIR(virGetLastErrorCode)(), msg));
 	} else {
-		uri = virConnectGetURI(conn);
+		uri = VIR(virConnectGetURI)(conn);
 	}
 	g_mutex_lock(&cli_virt_lock);
 	if (c->generation != opening->generation || c->state != CLI_VIRT_CONN_OPENING) {
 		/* whoever waited gave up: this opening is nobody's */
 		g_mutex_unlock(&cli_virt_lock);
 		if (conn != NULL)
-			virConnectClose(conn);
+			VIR(virConnectClose)(conn);
 		free(uri);
 		g_free(opening);
 		return NULL;
 	}
 	if (conn != NULL) {
 		if (c->conn != NULL)
-			virConnectClose(c->conn);
+			VIR(virConnectClose)(c->conn);
 		c->conn = conn;
 		g_free(c->uri);
 		c->uri = g_strdup(uri != NULL ? uri : cli_virt_uri_name(c->requested));
 		cli_virt_remote_host(c);
 		c->closed = FALSE;
 		c->state = CLI_VIRT_CONN_OPEN;
-		virConnectRegisterCloseCallback(conn, cli_virt_close_cb, c, NULL);
+		VIR(virConnectRegisterCloseCallback)(conn, cli_virt_close_cb, c, NULL);
 		/* remote only (0 or -1 locally, which is fine) */
-		virConnectSetKeepAlive(conn, CLI_VIRT_KEEPALIVE_INTERVAL, CLI_VIRT_KEEPALIVE_COUNT);
+		VIR(virConnectSetKeepAlive)
+		(conn, CLI_VIRT_KEEPALIVE_INTERVAL, CLI_VIRT_KEEPALIVE_COUNT);
 	} else {
 		c->state = CLI_VIRT_CONN_FAILED;
 		g_free(c->error);
@@ -380,7 +382,7 @@ CliVirtConn *cli_virt_connect(const char *uri, GError **error)
 		g_hash_table_insert(cli_virt_conns, g_strdup(uri != NULL ? uri : ""), c);
 		cli_virt_start_opening(c);
 	} else if (c->state == CLI_VIRT_CONN_OPEN &&
-	           (c->closed || virConnectIsAlive(c->conn) != 1)) {
+	           (c->closed || VIR(virConnectIsAlive)(c->conn) != 1)) {
 		g_debug("libvirt: %s was closed; connecting again", c->uri);
 		cli_virt_start_opening(c);
 	}
@@ -419,7 +421,7 @@ const char *cli_virt_conn_get_remote_host(const CliVirtConn *conn)
 	return conn->remote_host;
 }
 
-/* A reference to the live connection, for use outside the lock; virConnectClose() it. */
+/* A reference to the live connection, for use outside the lock; VIR(virConnectClose)() it. */
 static virConnectPtr cli_virt_conn_ref(CliVirtConn *c)
 {
 	virConnectPtr conn;
@@ -427,7 +429,7 @@ static virConnectPtr cli_virt_conn_ref(CliVirtConn *c)
 	g_mutex_lock(&cli_virt_lock);
 	conn = c->conn;
 	if (conn != NULL)
-		virConnectRef(conn);
+		VIR(virConnectRef)(conn);
 	g_mutex_unlock(&cli_virt_lock);
 	return conn;
 }
@@ -461,20 +463,20 @@ static CliVirtDomain *cli_virt_domain_read(virDomainPtr dom, const char *uri, GE
 	int reason = 0;
 	char *xml;
 
-	domain->name = g_strdup(virDomainGetName(dom));
-	if (virDomainGetState(dom, &state, &reason, 0) < 0) {
+	domain->name = g_strdup(VIR(virDomainGetName)(dom));
+	if (VIR(virDomainGetState)(dom, &state, &reason, 0) < 0) {
 		g_set_error(error, GB_ERROR, GB_ERROR_IO,
 		            "%s: domain '%s': cannot read its state: %s", uri, domain->name,
-		            virGetLastErrorMessage());
+		            VIR(virGetLastErrorMessage)());
 		return NULL;
 	}
 	domain->state = g_strdup(cli_virt_state_name(state));
-	domain->active = virDomainIsActive(dom) == 1;
-	xml = virDomainGetXMLDesc(dom, 0);
+	domain->active = VIR(virDomainIsActive)(dom) == 1;
+	xml = VIR(virDomainGetXMLDesc)(dom, 0);
 	if (xml == NULL) {
 		g_set_error(error, GB_ERROR, GB_ERROR_IO,
 		            "%s: domain '%s': cannot read its XML: %s", uri, domain->name,
-		            virGetLastErrorMessage());
+		            VIR(virGetLastErrorMessage)());
 		return NULL;
 	}
 	domain->xml = g_strdup(xml);
@@ -502,11 +504,11 @@ GPtrArray *cli_virt_list_domains(CliVirtConn *c, GError **error)
 		g_set_error(error, GB_ERROR, GB_ERROR_IO, "%s: not connected", c->uri);
 		return NULL;
 	}
-	n = virConnectListAllDomains(conn, &doms, 0);
+	n = VIR(virConnectListAllDomains)(conn, &doms, 0);
 	if (n < 0) {
 		g_set_error(error, GB_ERROR, GB_ERROR_IO, "%s: cannot list the domains: %s", c->uri,
-		            virGetLastErrorMessage());
-		virConnectClose(conn);
+		            VIR(virGetLastErrorMessage)());
+		VIR(virConnectClose)(conn);
 		return NULL;
 	}
 	for (int i = 0; i < n; i++) {
@@ -518,10 +520,10 @@ GPtrArray *cli_virt_list_domains(CliVirtConn *c, GError **error)
 			g_ptr_array_add(domains, domain);
 		else
 			g_debug("%s", error_local->message);
-		virDomainFree(doms[i]);
+		VIR(virDomainFree)(doms[i]);
 	}
 	free(doms);
-	virConnectClose(conn);
+	VIR(virConnectClose)(conn);
 	g_ptr_array_sort(domains, cli_virt_domain_cmp);
 	return g_steal_pointer(&domains);
 }
@@ -529,15 +531,15 @@ GPtrArray *cli_virt_list_domains(CliVirtConn *c, GError **error)
 static virDomainPtr cli_virt_lookup(virConnectPtr conn, const char *uri, const char *name,
                                     GError **error)
 {
-	virDomainPtr dom = virDomainLookupByName(conn, name);
+	virDomainPtr dom = VIR(virDomainLookupByName)(conn, name);
 
 	if (dom == NULL) {
-		if (virGetLastErrorCode() == VIR_ERR_NO_DOMAIN)
+		if (VIR(virGetLastErrorCode)() == VIR_ERR_NO_DOMAIN)
 			g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 			            "no domain '%s' on %s", name, uri);
 		else
 			g_set_error(error, GB_ERROR, GB_ERROR_IO, "%s: domain '%s': %s", uri, name,
-			            virGetLastErrorMessage());
+			            VIR(virGetLastErrorMessage)());
 	}
 	return dom;
 }
@@ -554,12 +556,12 @@ CliVirtDomain *cli_virt_get_domain(CliVirtConn *c, const char *name, GError **er
 	}
 	dom = cli_virt_lookup(conn, c->uri, name, error);
 	if (dom == NULL) {
-		virConnectClose(conn);
+		VIR(virConnectClose)(conn);
 		return NULL;
 	}
 	domain = cli_virt_domain_read(dom, c->uri, error);
-	virDomainFree(dom);
-	virConnectClose(conn);
+	VIR(virDomainFree)(dom);
+	VIR(virConnectClose)(conn);
 	return domain;
 }
 
@@ -603,19 +605,19 @@ gboolean cli_virt_get_pinning(CliVirtConn *c, const char *domain, guint *n_host_
 	dom = cli_virt_lookup(conn, c->uri, domain, error);
 	if (dom == NULL)
 		goto out;
-	n_cpus = virNodeGetCPUMap(conn, NULL, NULL, 0);
-	n_vcpus = virDomainGetVcpusFlags(dom, VIR_DOMAIN_AFFECT_LIVE);
+	n_cpus = VIR(virNodeGetCPUMap)(conn, NULL, NULL, 0);
+	n_vcpus = VIR(virDomainGetVcpusFlags)(dom, VIR_DOMAIN_AFFECT_LIVE);
 	if (n_cpus <= 0 || n_vcpus <= 0) {
 		g_set_error(error, GB_ERROR, GB_ERROR_IO, "%s: domain '%s': cannot count CPUs: %s",
-		            c->uri, domain, virGetLastErrorMessage());
+		            c->uri, domain, VIR(virGetLastErrorMessage)());
 		goto out;
 	}
 	maplen = VIR_CPU_MAPLEN(n_cpus);
 	maps = g_malloc0((gsize)maplen * (gsize)n_vcpus);
-	n_vcpus = virDomainGetVcpuPinInfo(dom, n_vcpus, maps, maplen, VIR_DOMAIN_AFFECT_LIVE);
+	n_vcpus = VIR(virDomainGetVcpuPinInfo)(dom, n_vcpus, maps, maplen, VIR_DOMAIN_AFFECT_LIVE);
 	if (n_vcpus < 0) {
 		g_set_error(error, GB_ERROR, GB_ERROR_IO, "%s: domain '%s': vCPU pinning: %s",
-		            c->uri, domain, virGetLastErrorMessage());
+		            c->uri, domain, VIR(virGetLastErrorMessage)());
 		goto out;
 	}
 	*n_host_cpus = (guint)n_cpus;
@@ -624,15 +626,15 @@ gboolean cli_virt_get_pinning(CliVirtConn *c, const char *domain, guint *n_host_
 		g_ptr_array_add(*vcpu_maps,
 		                cli_virt_cpu_list(VIR_GET_CPUMAP(maps, maplen, i), (guint)n_cpus));
 	memset(maps, 0, (gsize)maplen);
-	if (virDomainGetEmulatorPinInfo(dom, maps, maplen, VIR_DOMAIN_AFFECT_LIVE) < 0)
+	if (VIR(virDomainGetEmulatorPinInfo)(dom, maps, maplen, VIR_DOMAIN_AFFECT_LIVE) < 0)
 		*emulator_map = NULL;
 	else
 		*emulator_map = cli_virt_cpu_list(maps, (guint)n_cpus);
 	ok = TRUE;
 out:
 	if (dom != NULL)
-		virDomainFree(dom);
-	virConnectClose(conn);
+		VIR(virDomainFree)(dom);
+	VIR(virConnectClose)(conn);
 	return ok;
 }
 
@@ -674,14 +676,14 @@ static void cli_virt_bridge_close(CliVirtBridge *b)
 	if (b->closing)
 		return;
 	b->closing = TRUE;
-	virStreamEventRemoveCallback(b->st);
+	VIR(virStreamEventRemoveCallback)(b->st);
 	if (b->guest_eof)
-		virStreamFinish(b->st);
+		VIR(virStreamFinish)(b->st);
 	else
-		virStreamAbort(b->st);
-	virStreamFree(b->st);
+		VIR(virStreamAbort)(b->st);
+	VIR(virStreamFree)(b->st);
 	b->st = NULL;
-	virEventRemoveHandle(b->watch);
+	VIR(virEventRemoveHandle)(b->watch);
 }
 
 /* Writes what the guest sent to the CLI's end; FALSE when the CLI is gone. */
@@ -699,11 +701,12 @@ static gboolean cli_virt_bridge_flush_cli(CliVirtBridge *b)
 static gboolean cli_virt_bridge_flush_guest(CliVirtBridge *b)
 {
 	while (b->to_guest->len > 0) {
-		int n = virStreamSend(b->st, (const char *)b->to_guest->data, b->to_guest->len);
+		int n =
+		    VIR(virStreamSend)(b->st, (const char *)b->to_guest->data, b->to_guest->len);
 		if (n == -2)
 			return TRUE;
 		if (n < 0) {
-			g_debug("libvirt channel: send: %s", virGetLastErrorMessage());
+			g_debug("libvirt channel: send: %s", VIR(virGetLastErrorMessage)());
 			return FALSE;
 		}
 		g_byte_array_remove_range(b->to_guest, 0, (guint)n);
@@ -730,8 +733,8 @@ static void cli_virt_bridge_update(CliVirtBridge *b)
 		fd_events |= VIR_EVENT_HANDLE_READABLE;
 	if (b->to_cli->len > 0)
 		fd_events |= VIR_EVENT_HANDLE_WRITABLE;
-	virStreamEventUpdateCallback(b->st, st_events);
-	virEventUpdateHandle(b->watch, fd_events);
+	VIR(virStreamEventUpdateCallback)(b->st, st_events);
+	VIR(virEventUpdateHandle)(b->watch, fd_events);
 }
 
 static void cli_virt_bridge_stream_cb(virStreamPtr st, int events, void *opaque)
@@ -743,11 +746,12 @@ static void cli_virt_bridge_stream_cb(virStreamPtr st, int events, void *opaque)
 		return;
 	if (events & VIR_STREAM_EVENT_READABLE) {
 		while (!b->guest_eof && b->to_cli->len < CLI_VIRT_BRIDGE_MAX) {
-			int n = virStreamRecv(st, buf, sizeof(buf));
+			int n = VIR(virStreamRecv)(st, buf, sizeof(buf));
 			if (n == -2)
 				break;
 			if (n < 0) {
-				g_debug("libvirt channel: receive: %s", virGetLastErrorMessage());
+				g_debug("libvirt channel: receive: %s",
+				        VIR(virGetLastErrorMessage)());
 				b->guest_eof = TRUE;
 				break;
 			}
@@ -821,11 +825,11 @@ static int cli_virt_bridge_start(virStreamPtr st, GError **error)
 	b->fd = sv[0];
 	b->to_cli = g_byte_array_new();
 	b->to_guest = g_byte_array_new();
-	b->watch = virEventAddHandle(b->fd, VIR_EVENT_HANDLE_READABLE, cli_virt_bridge_fd_cb, b,
-	                             cli_virt_bridge_fd_free);
+	b->watch = VIR(virEventAddHandle)(b->fd, VIR_EVENT_HANDLE_READABLE, cli_virt_bridge_fd_cb,
+	                                  b, cli_virt_bridge_fd_free);
 	if (b->watch < 0) {
 		g_set_error(error, GB_ERROR, GB_ERROR_IO, "cannot watch the channel: %s",
-		            virGetLastErrorMessage());
+		            VIR(virGetLastErrorMessage)());
 		close(sv[0]);
 		close(sv[1]);
 		g_byte_array_unref(b->to_cli);
@@ -833,13 +837,13 @@ static int cli_virt_bridge_start(virStreamPtr st, GError **error)
 		g_free(b);
 		return -1;
 	}
-	if (virStreamEventAddCallback(st, VIR_STREAM_EVENT_READABLE, cli_virt_bridge_stream_cb, b,
-	                              cli_virt_bridge_unref) < 0) {
+	if (VIR(virStreamEventAddCallback)(st, VIR_STREAM_EVENT_READABLE, cli_virt_bridge_stream_cb,
+	                                   b, cli_virt_bridge_unref) < 0) {
 		g_set_error(error, GB_ERROR, GB_ERROR_IO, "cannot watch the channel: %s",
-		            virGetLastErrorMessage());
+		            VIR(virGetLastErrorMessage)());
 		/* the watch's free function closes sv[0] and drops one reference */
 		cli_virt_bridge_unref(b);
-		virEventRemoveHandle(b->watch);
+		VIR(virEventRemoveHandle)(b->watch);
 		close(sv[1]);
 		return -1;
 	}
@@ -904,8 +908,8 @@ static gboolean cli_virt_op_done_cb(gpointer user_data)
 /* The reasons a domain's call fails that an operator can act on, in their words. */
 static void cli_virt_op_set_error(CliVirtOp *op, const char *what)
 {
-	int code = virGetLastErrorCode();
-	const char *msg = virGetLastErrorMessage();
+	int code = VIR(virGetLastErrorCode)();
+	const char *msg = VIR(virGetLastErrorMessage)();
 
 	if (code == VIR_ERR_OPERATION_INVALID && strstr(msg, "not running") != NULL)
 		op->error = g_error_new(GB_ERROR, GB_ERROR_IO, "libvirt domain '%s' is not running",
@@ -929,27 +933,27 @@ static void cli_virt_op_run(CliVirtOp *op)
 	}
 	dom = cli_virt_lookup(conn, c->uri, op->domain, &op->error);
 	if (dom == NULL) {
-		virConnectClose(conn);
+		VIR(virConnectClose)(conn);
 		return;
 	}
 	switch (op->kind) {
 	case CLI_VIRT_OP_CHANNEL: {
-		virStreamPtr st = virStreamNew(conn, VIR_STREAM_NONBLOCK);
-		if (st == NULL || virDomainOpenChannel(dom, op->arg, st, 0) < 0) {
+		virStreamPtr st = VIR(virStreamNew)(conn, VIR_STREAM_NONBLOCK);
+		if (st == NULL || VIR(virDomainOpenChannel)(dom, op->arg, st, 0) < 0) {
 			cli_virt_op_set_error(op, "cannot open its guestbench channel");
 			if (st != NULL)
-				virStreamFree(st);
+				VIR(virStreamFree)(st);
 			break;
 		}
 		op->fd = cli_virt_bridge_start(st, &op->error);
 		if (op->fd < 0) {
-			virStreamAbort(st);
-			virStreamFree(st);
+			VIR(virStreamAbort)(st);
+			VIR(virStreamFree)(st);
 		}
 		break;
 	}
 	case CLI_VIRT_OP_AGENT: {
-		char *reply = virDomainQemuAgentCommand(dom, op->arg, op->timeout, 0);
+		char *reply = VIR(virDomainQemuAgentCommand)(dom, op->arg, op->timeout, 0);
 		if (reply == NULL) {
 			cli_virt_op_set_error(op, "qemu-ga (through libvirt)");
 			break;
@@ -960,7 +964,7 @@ static void cli_virt_op_run(CliVirtOp *op)
 	}
 	case CLI_VIRT_OP_MONITOR: {
 		char *reply = NULL;
-		if (virDomainQemuMonitorCommand(dom, op->arg, &reply, 0) < 0) {
+		if (VIR(virDomainQemuMonitorCommand)(dom, op->arg, &reply, 0) < 0) {
 			cli_virt_op_set_error(op, "QEMU monitor (through libvirt)");
 			break;
 		}
@@ -975,8 +979,8 @@ static void cli_virt_op_run(CliVirtOp *op)
 		                        "libvirt domain '%s': reply over %d bytes", op->domain,
 		                        CLI_VIRT_MAX_REPLY);
 	}
-	virDomainFree(dom);
-	virConnectClose(conn);
+	VIR(virDomainFree)(dom);
+	VIR(virConnectClose)(conn);
 }
 
 /* The outcome goes to the owner's context. */
@@ -1082,7 +1086,7 @@ static void cli_virt_stop_transport(pid_t tid)
 
 static void cli_virt_wake_cb(int timer, void *opaque)
 {
-	virEventRemoveTimeout(timer);
+	VIR(virEventRemoveTimeout)(timer);
 }
 
 void cli_virt_shutdown(void)
@@ -1104,14 +1108,14 @@ void cli_virt_shutdown(void)
 		if (c->state == CLI_VIRT_CONN_OPENING)
 			c->state = CLI_VIRT_CONN_FAILED;
 		if (c->conn != NULL) {
-			virConnectUnregisterCloseCallback(c->conn, cli_virt_close_cb);
-			virConnectClose(c->conn);
+			VIR(virConnectUnregisterCloseCallback)(c->conn, cli_virt_close_cb);
+			VIR(virConnectClose)(c->conn);
 			c->conn = NULL;
 		}
 	}
 	g_mutex_unlock(&cli_virt_lock);
 	g_atomic_int_set(&cli_virt_quit, 1);
-	virEventAddTimeout(0, cli_virt_wake_cb, NULL, NULL);
+	VIR(virEventAddTimeout)(0, cli_virt_wake_cb, NULL, NULL);
 	g_thread_join(cli_virt_event_thread);
 	cli_virt_event_thread = NULL;
 }
