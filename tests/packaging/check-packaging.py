@@ -1170,8 +1170,9 @@ def needed_libs(binary):
 
 
 def check_libs(have_libvirt):
-    """The agent runs inside guests and never links libvirt; the host CLI
-    links libvirt's client library exactly when built with it."""
+    """The agent runs inside guests and never links libvirt, nor libcrypto
+    (only guestbench-agent-bench, which runs its benchmark jobs, does); the
+    host CLI links libvirt's client library exactly when built with it."""
     if not shutil.which("readelf"):
         print("readelf not installed", file=sys.stderr)
         return SKIP
@@ -1179,6 +1180,9 @@ def check_libs(have_libvirt):
     agent = [l for l in needed_libs(os.environ["GB_AGENT"]) if "virt" in l]
     if agent:
         problems.append(f"guestbench-agent links {agent}: the agent must never need libvirt")
+    crypto = [l for l in needed_libs(os.environ["GB_AGENT"]) if l.startswith("libcrypto")]
+    if crypto:
+        problems.append(f"guestbench-agent links {crypto}: only guestbench-agent-bench may")
     cli = [l for l in needed_libs(os.environ["GB_CLI"]) if l.startswith("libvirt")]
     want = {"true": ["libvirt-qemu.so.0", "libvirt.so.0"], "false": []}[have_libvirt]
     if sorted(cli) != want:
