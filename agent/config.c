@@ -40,6 +40,7 @@ void agent_config_free(AgentConfig *config)
 	g_free(config->path);
 	g_free(config->sysroot);
 	g_free(config->scratch_dir);
+	g_free(config->bench_worker);
 	g_strfreev(config->allow_rpcs);
 	g_strfreev(config->block_rpcs);
 	g_free(config);

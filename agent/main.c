@@ -203,6 +203,22 @@ static int agent_run_oneshot(AgentMain *self, const char *request)
 	return AGENT_EXIT_OK;
 }
 
+/*
+ * A program of the agent's own (guestbench-agent-bench): beside this binary
+ * when it is there (the build tree), else in GB_AGENT_LIBEXECDIR where the
+ * packages install it.
+ */
+static char *agent_find_program(const char *name)
+{
+	g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
+	g_autofree char *dir = self != NULL ? g_path_get_dirname(self) : NULL;
+	g_autofree char *beside = dir != NULL ? g_build_filename(dir, name, NULL) : NULL;
+
+	if (beside != NULL && g_file_test(beside, G_FILE_TEST_IS_EXECUTABLE))
+		return g_steal_pointer(&beside);
+	return g_build_filename(GB_AGENT_LIBEXECDIR, name, NULL);
+}
+
 /* Command line values override the config file. */
 static gboolean agent_options_apply(AgentOptions *opts, AgentConfig *config, GError **error)
 {
@@ -345,6 +361,7 @@ int main(int argc, char **argv)
 	}
 	if (config->verbose)
 		g_log_set_debug_enabled(TRUE);
+	config->bench_worker = agent_find_program("guestbench-agent-bench");
 	self.ctx.config = config;
 
 	if (opts.oneshot != NULL) {

@@ -57,11 +57,23 @@ typedef struct {
 } AgentBench;
 
 extern const AgentBench agent_bench_aes;
+/* aes with validate() only (aes-params.c): the agent's table, which links no libcrypto. */
+extern const AgentBench agent_bench_aes_params;
 extern const AgentBench agent_bench_disk;
 extern const AgentBench agent_bench_mem;
 extern const AgentBench agent_bench_net;
 
-/* The table of all benchmarks (bench.c). */
+/* The aes benchmark's parameters, shared by aes-params.c and aes.c. */
+#define AGENT_BENCH_AES_DEFAULT_CIPHER "aes-128-gcm"
+extern const char *const agent_bench_aes_ciphers[];
+extern const char *const agent_bench_aes_loops[];
+extern const char *const agent_bench_aes_fact_sections[];
+JsonObject *agent_bench_aes_validate(const AgentConfig *config, JsonObject *params, GError **error);
+
+/*
+ * The table of all benchmarks (bench.c), as gb-bench-start validates them:
+ * run may be NULL there, the job's process (job-run.c) has the runners.
+ */
 const AgentBench *agent_bench_lookup(const char *name);
 
 /* Command handlers for gb-bench-start/-status/-cancel/-list (job.c). */

@@ -1,20 +1,36 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The benchmark job runner: one job at a time on a dedicated worker thread,
- * so the main loop keeps answering (guest-ping during a benchmark answers at
- * once), and results kept after the client that started them has gone.
+ * The benchmark job runner: one job at a time, each in a process of its own
+ * (guestbench-agent-bench, job-run.c; job.h says what goes in and out), so
+ * that a crash or an out-of-memory in a benchmark cannot take the agent
+ * down and the agent returns to its idle size when the job ends. A thread
+ * per job feeds the process its spec, reads its events and waits for it, so
+ * the main loop keeps answering (guest-ping during a benchmark answers at
+ * once), and results are kept after the client that started them has gone.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <gio/gio.h>
 #include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "gb-bench-limits.h"
-#include "facts.h"
 #include "gb-error.h"
 #include "gb-json.h"
 #include "job.h"
+
+/* How often the job's thread looks at a cancel or the deadline while it waits for events. */
+#define AGENT_JOB_POLL_MS 100
+/* Beyond runs x max-bench-seconds: the idle check, collecting facts, start and end. */
+#define AGENT_JOB_DEADLINE_SLACK_S 120
 
 typedef enum {
 	AGENT_JOB_RUNNING,
@@ -29,15 +45,18 @@ typedef struct _AgentJobs AgentJobs;
 
 typedef struct {
 	AgentJobs *jobs;
-	AgentBenchContext bctx; /* bctx.job points back here */
 	gint64 id;
 	const AgentBench *bench;
 	JsonObject *params; /* normalised, as the benchmark takes them */
 	gint64 runs;
-	gint64 current_run; /* worker thread only */
-	gint64 started_us;  /* monotonic: how long ago it started, whatever the wall clock does */
-	JsonNode *idle;     /* worker thread only: the idle check before the run (result "idle") */
-	GThread *thread;    /* until joined */
+	gint64 started_us; /* monotonic: how long ago it started, whatever the wall clock does */
+	gint64 deadline_us;
+	char *spec;      /* what goes to the process's stdin */
+	GPid pid;        /* the process, leader of its own group; 0 once reaped */
+	int in_fd;       /* its stdin, until the spec is written */
+	int out_fd;      /* its stdout: the events */
+	GThread *thread; /* until joined */
+	gint cancel;     /* atomic: gb-bench-cancel or shutdown asked */
 	/* protected by jobs->mutex */
 	AgentJobState state;
 	double progress;
@@ -56,21 +75,28 @@ struct _AgentJobs {
 	AgentJob *running;
 };
 
+static void agent_job_close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
 static void agent_job_free(AgentJob *job)
 {
 	if (job->thread != NULL)
 		g_thread_join(job->thread);
+	agent_job_close_fd(&job->in_fd);
+	agent_job_close_fd(&job->out_fd);
 	if (job->params != NULL)
 		json_object_unref(job->params);
 	if (job->result != NULL)
 		json_node_unref(job->result);
-	if (job->idle != NULL)
-		json_node_unref(job->idle);
+	g_free(job->spec);
 	g_free(job->phase);
 	g_free(job->rate_unit);
 	g_free(job->error);
-	if (job->bctx.partial != NULL)
-		json_array_unref(job->bctx.partial);
 	g_free(job);
 }
 
@@ -168,364 +194,242 @@ static JsonNode *agent_job_to_json(AgentJob *job, gboolean with_result)
 	return agent_job_node_take(obj);
 }
 
-/* ---- the worker thread ---- */
+/* ---- the job's thread: its process's events ---- */
 
-static void agent_job_progress(AgentBenchContext *bctx, double fraction, const char *phase)
+/* Asks the job's process group to stop (SIGTERM: the benchmark cancels and reports). */
+static void agent_job_signal(AgentJob *job, int sig)
 {
-	AgentJob *job = bctx->job;
-	g_autoptr(GMutexLocker) locker = NULL;
-	double total;
-
-	if (!isfinite(fraction))
-		return;
-	total = ((double)job->current_run + CLAMP(fraction, 0.0, 1.0)) / (double)job->runs;
-	locker = g_mutex_locker_new(&job->jobs->mutex);
-	/* progress only ever grows, whatever the benchmark reports */
-	if (total > job->progress)
-		job->progress = MIN(total, 1.0);
-	if (phase != NULL) {
-		/* a rate belongs to its phase */
-		if (g_strcmp0(phase, job->phase) != 0)
-			job->rate = NAN;
-		g_free(job->phase);
-		if (job->runs > 1) {
-			job->phase =
-			    g_strdup_printf("run %" G_GINT64_FORMAT "/%" G_GINT64_FORMAT ": %s",
-			                    job->current_run + 1, job->runs, phase);
-		} else {
-			job->phase = g_strdup(phase);
-		}
-	}
-}
-
-static void agent_job_rate(AgentBenchContext *bctx, double value, const char *unit)
-{
-	AgentJob *job = bctx->job;
-	g_autoptr(GMutexLocker) G_GNUC_UNUSED locker = g_mutex_locker_new(&job->jobs->mutex);
-
-	job->rate = isfinite(value) && value >= 0 ? value : NAN;
-	if (g_strcmp0(job->rate_unit, unit) != 0) {
-		g_free(job->rate_unit);
-		job->rate_unit = g_strdup(unit);
-	}
-}
-
-/* The key that matches a sample across runs: metric name plus labels. */
-static char *agent_job_sample_key(JsonObject *sample)
-{
-	const char *metric = "";
-	JsonObject *labels = NULL;
-	g_autoptr(JsonNode) node = NULL;
-	g_autofree char *labels_str = NULL;
-
-	if (!gb_json_get_string(sample, "metric", GB_JSON_OPTIONAL, &metric, NULL))
-		metric = "";
-	if (gb_json_get_object(sample, "labels", GB_JSON_OPTIONAL, &labels, NULL) &&
-	    labels != NULL) {
-		node = json_node_init_object(json_node_alloc(), labels);
-		labels_str = gb_json_to_string(node, NULL);
-	}
-	return g_strdup_printf("%s\n%s", metric, labels_str != NULL ? labels_str : "");
-}
-
-static JsonObject *agent_job_find_sample(JsonArray *metrics, const char *key)
-{
-	for (guint i = 0; i < json_array_get_length(metrics); i++) {
-		JsonObject *sample = NULL;
-		g_autofree char *k = NULL;
-
-		if (!gb_json_node_get_object(json_array_get_element(metrics, i), "metrics", &sample,
-		                             NULL))
-			continue;
-		k = agent_job_sample_key(sample);
-		if (g_strcmp0(k, key) == 0)
-			return sample;
-	}
-	return NULL;
+	if (job->pid > 0 && kill(-job->pid, sig) != 0 && errno != ESRCH)
+		g_warning("cannot signal benchmark process %d: %s", (int)job->pid,
+		          g_strerror(errno));
 }
 
 /*
- * runs > 1: each sample of the first run gathers the same sample (same metric
- * and labels) of every run: "runs" holds the raw values, "value" the mean.
+ * One event line (job.h). Returns TRUE when it was the outcome, which is kept
+ * aside until the process has been reaped: the job stays "running" till then,
+ * so that a gb-bench-start right after "done" never finds it busy. Takes the lock.
  */
-static JsonArray *agent_job_aggregate(GPtrArray *run_metrics, GError **error)
+static gboolean agent_job_event(AgentJob *job, const char *line, gsize len, AgentJobState *state,
+                                JsonNode **result, char **error_out)
 {
-	JsonArray *first = g_ptr_array_index(run_metrics, 0);
-	g_autoptr(JsonArray) out = json_array_new();
-
-	for (guint i = 0; i < json_array_get_length(first); i++) {
-		JsonObject *sample = NULL;
-		JsonObject *agg;
-		JsonArray *raw = json_array_new();
-		g_autofree char *key = NULL;
-		gboolean complete = TRUE;
-		double sum = 0;
-		double sumsq = 0;
-		double mean;
-		double stddev;
-		guint n = run_metrics->len;
-
-		if (!gb_json_node_get_object(json_array_get_element(first, i), "metrics", &sample,
-		                             error)) {
-			json_array_unref(raw);
-			return NULL;
-		}
-		key = agent_job_sample_key(sample);
-		for (guint r = 0; r < n; r++) {
-			JsonObject *s =
-			    agent_job_find_sample(g_ptr_array_index(run_metrics, r), key);
-			double v = 0;
-
-			if (s == NULL || !gb_json_has(s, "value") ||
-			    !gb_json_get_double(s, "value", GB_JSON_REQUIRED, -G_MAXDOUBLE,
-			                        G_MAXDOUBLE, &v, NULL)) {
-				json_array_add_null_element(raw);
-				complete = FALSE;
-				continue;
-			}
-			json_array_add_double_element(raw, v);
-			sum += v;
-		}
-		agg = json_object_new();
-		{
-			g_autoptr(GList) members = json_object_get_members(sample);
-			for (GList *l = members; l != NULL; l = l->next) {
-				json_object_set_member(
-				    agg, l->data,
-				    json_node_copy(json_object_get_member(sample, l->data)));
-			}
-		}
-		json_object_set_array_member(agg, "runs", raw);
-		if (!complete) {
-			/* an unavailable or missing value has no mean: never invent one */
-			json_object_set_null_member(agg, "value");
-			json_object_set_null_member(agg, "mean");
-			json_object_set_null_member(agg, "stddev");
-			json_object_set_null_member(agg, "cv");
-			json_array_add_object_element(out, agg);
-			continue;
-		}
-		mean = sum / n;
-		for (guint r = 0; r < n; r++) {
-			double d = json_array_get_double_element(raw, r) - mean;
-			sumsq += d * d;
-		}
-		/* sample standard deviation: the runs are a sample of what the guest can do */
-		stddev = sqrt(sumsq / (n - 1));
-		json_object_set_double_member(agg, "value", mean);
-		json_object_set_double_member(agg, "mean", mean);
-		json_object_set_double_member(agg, "stddev", stddev);
-		if (mean != 0)
-			json_object_set_double_member(agg, "cv", stddev / fabs(mean));
-		else
-			json_object_set_null_member(agg, "cv");
-		json_array_add_object_element(out, agg);
-	}
-	return g_steal_pointer(&out);
-}
-
-/*
- * The guest's CPU busy and steal % over the second before the run: a figure taken
- * while something else ran in the guest, or the host gave its CPUs to others, is
- * not the guest's. A load that cannot be read is null with the reason.
- */
-static JsonNode *agent_job_idle_check(AgentJob *job)
-{
-	g_autoptr(JsonBuilder) builder = json_builder_new();
+	AgentJobs *jobs = job->jobs;
 	g_autoptr(GError) error = NULL;
-	double busy = 0;
-	double steal = 0;
-	gboolean ok;
+	g_autoptr(JsonNode) node = gb_json_parse(line, len, &error);
+	g_autoptr(GMutexLocker) G_GNUC_UNUSED locker = g_mutex_locker_new(&jobs->mutex);
+	JsonObject *ev = NULL;
+	double progress = 0;
+	const char *phase = NULL;
+	const char *message = NULL;
 
-	agent_job_progress(&job->bctx, 0.0, "idle check");
-	ok = agent_facts_cpu_load(job->bctx.sysroot, GB_BENCH_IDLE_WINDOW_MS, &job->bctx.cancel,
-	                          &busy, &steal, &error);
-	json_builder_begin_object(builder);
-	json_builder_set_member_name(builder, "busy_percent");
-	if (ok)
-		json_builder_add_double_value(builder, busy);
-	else
-		json_builder_add_null_value(builder);
-	json_builder_set_member_name(builder, "steal_percent");
-	if (ok)
-		json_builder_add_double_value(builder, steal);
-	else
-		json_builder_add_null_value(builder);
-	json_builder_set_member_name(builder, "window_ms");
-	json_builder_add_int_value(builder, GB_BENCH_IDLE_WINDOW_MS);
-	if (!ok) {
-		json_builder_set_member_name(builder, "unavailable");
-		json_builder_add_string_value(builder, error->message);
+	if (node == NULL || !gb_json_node_get_object(node, "event", &ev, &error)) {
+		g_warning("benchmark process %d sent a bad event: %s", (int)job->pid,
+		          error->message);
+		return FALSE;
 	}
-	json_builder_end_object(builder);
-	return json_builder_get_root(builder);
+	if (json_object_has_member(ev, "done")) {
+		*state = AGENT_JOB_DONE;
+		*result = json_node_copy(json_object_get_member(ev, "done"));
+		return TRUE;
+	}
+	if (json_object_has_member(ev, "cancelled")) {
+		JsonNode *partial = json_object_get_member(ev, "cancelled");
+
+		*state = AGENT_JOB_CANCELLED;
+		*error_out = g_strdup("Benchmark cancelled");
+		/* what was measured before the cancel, marked partial */
+		if (JSON_NODE_HOLDS_OBJECT(partial))
+			*result = json_node_copy(partial);
+		return TRUE;
+	}
+	if (json_object_has_member(ev, "failed")) {
+		*state = AGENT_JOB_FAILED;
+		if (!gb_json_get_string(ev, "failed", GB_JSON_REQUIRED, &message, NULL))
+			message = "Benchmark failed";
+		*error_out = g_strdup(message);
+		return TRUE;
+	}
+	if (gb_json_get_double(ev, "progress", GB_JSON_OPTIONAL, 0.0, 1.0, &progress, NULL) &&
+	    json_object_has_member(ev, "progress") && progress > job->progress)
+		job->progress = progress;
+	if (gb_json_get_string(ev, "phase", GB_JSON_OPTIONAL, &phase, NULL) && phase != NULL &&
+	    g_strcmp0(phase, job->phase) != 0) {
+		/* a rate belongs to its phase */
+		job->rate = NAN;
+		g_free(job->phase);
+		job->phase = g_strdup(phase);
+	}
+	if (json_object_has_member(ev, "rate")) {
+		double rate = NAN;
+		const char *unit = NULL;
+
+		if (!gb_json_has(ev, "rate") ||
+		    !gb_json_get_double(ev, "rate", GB_JSON_REQUIRED, 0, G_MAXDOUBLE, &rate, NULL))
+			rate = NAN;
+		if (!gb_json_get_string(ev, "rate_unit", GB_JSON_OPTIONAL, &unit, NULL))
+			unit = NULL;
+		job->rate = rate;
+		if (g_strcmp0(job->rate_unit, unit) != 0) {
+			g_free(job->rate_unit);
+			job->rate_unit = g_strdup(unit);
+		}
+	}
+	return FALSE;
 }
 
-/*
- * The members every result holds about its job: test, params (runs included), version,
- * when it started and finished, the idle check.
- */
-static void agent_job_describe(AgentJob *job, JsonObject *envelope, const char *timestamp)
+/* Writes the spec to the process's stdin and closes it. */
+static void agent_job_write_spec(AgentJob *job)
 {
-	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
-	g_autofree char *finished = g_date_time_format_iso8601(now);
-	JsonObject *params_out = json_object_new();
-	g_autoptr(GList) members = json_object_get_members(job->params);
+	gsize len = strlen(job->spec);
+	gsize done = 0;
+	sigset_t pipe_signal;
 
-	for (GList *l = members; l != NULL; l = l->next)
-		json_object_set_member(
-		    params_out, l->data,
-		    json_node_copy(json_object_get_member(job->params, l->data)));
-	json_object_set_int_member(params_out, "runs", job->runs);
-	json_object_set_string_member(envelope, "test", job->bench->name);
-	json_object_set_object_member(envelope, "params", params_out);
-	json_object_set_string_member(envelope, "agent_version", GB_VERSION);
-	json_object_set_string_member(envelope, "timestamp", timestamp);
-	json_object_set_string_member(envelope, "finished", finished);
-	if (job->idle != NULL)
-		json_object_set_member(envelope, "idle", json_node_copy(job->idle));
+	/* a process that died at once is an EPIPE here, not a SIGPIPE for the whole program */
+	sigemptyset(&pipe_signal);
+	sigaddset(&pipe_signal, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_signal, NULL);
+	while (done < len) {
+		ssize_t n = write(job->in_fd, job->spec + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		/* a process that died at once: its end says why */
+		if (n <= 0)
+			break;
+		done += (gsize)n;
+	}
+	agent_job_close_fd(&job->in_fd);
 }
 
-/*
- * After a cancel: the runs that finished, or else what the cut-short run had
- * measured, marked "partial"; NULL when nothing was measured.
- */
-static JsonNode *agent_job_partial(AgentJob *job, GPtrArray *run_metrics, JsonNode *facts,
-                                   const char *timestamp)
+/* How the process ended, for a job that got no outcome from it. */
+static char *agent_job_describe_exit(int status)
 {
-	JsonObject *envelope;
-	JsonArray *metrics = NULL;
-	gint64 runs_done = (gint64)run_metrics->len;
-
-	if (runs_done > 1)
-		metrics = agent_job_aggregate(run_metrics, NULL);
-	else if (runs_done == 1)
-		metrics = json_array_ref(g_ptr_array_index(run_metrics, 0));
-	else if (job->bctx.partial != NULL && json_array_get_length(job->bctx.partial) > 0)
-		metrics = json_array_ref(job->bctx.partial);
-	if (metrics == NULL)
-		return NULL;
-	envelope = json_object_new();
-	agent_job_describe(job, envelope, timestamp);
-	if (facts != NULL)
-		json_object_set_member(envelope, "facts", json_node_copy(facts));
-	json_object_set_array_member(envelope, "metrics", metrics);
-	json_object_set_int_member(envelope, "runs", MAX(runs_done, 1));
-	json_object_set_boolean_member(envelope, "partial", TRUE);
-	return agent_job_node_take(envelope);
-}
-
-static JsonNode *agent_job_execute(AgentJob *job, JsonNode **partial, GError **error)
-{
-	AgentFactsContext fctx = {
-		.sysroot = job->bctx.sysroot,
-		.steal_window_ms = 0,
-	};
-	g_autoptr(JsonArray) fact_errors = json_array_new();
-	g_autoptr(JsonNode) facts = NULL;
-	g_autoptr(GPtrArray) results =
-	    g_ptr_array_new_with_free_func((GDestroyNotify)json_node_unref);
-	g_autoptr(GPtrArray) run_metrics = g_ptr_array_new();
-	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
-	g_autofree char *timestamp = g_date_time_format_iso8601(now);
-	g_autoptr(JsonObject) envelope = json_object_new();
-	JsonObject *last = NULL;
-	JsonArray *metrics;
-
-	job->idle = agent_job_idle_check(job);
-	if (!agent_bench_check_cancel(&job->bctx, error))
-		return NULL;
-	/* the facts that explain the numbers, taken as the benchmark starts */
-	agent_job_progress(&job->bctx, 0.0, "collecting facts");
-	fctx.errors = fact_errors;
-	facts = agent_facts_collect(&fctx, job->bench->fact_sections, error);
-	if (facts == NULL) {
-		g_prefix_error(error, "Cannot collect facts: ");
-		return NULL;
-	}
-
-	for (job->current_run = 0; job->current_run < job->runs; job->current_run++) {
-		JsonNode *res;
-		JsonObject *obj = NULL;
-		JsonArray *m = NULL;
-
-		if (!agent_bench_check_cancel(&job->bctx, error)) {
-			*partial = agent_job_partial(job, run_metrics, facts, timestamp);
-			return NULL;
-		}
-		if (job->bctx.partial != NULL) {
-			json_array_unref(job->bctx.partial);
-			job->bctx.partial = NULL;
-		}
-		res = job->bench->run(&job->bctx, job->params, error);
-		if (res == NULL) {
-			if (agent_bench_cancelled(&job->bctx))
-				*partial = agent_job_partial(job, run_metrics, facts, timestamp);
-			return NULL;
-		}
-		g_ptr_array_add(results, res);
-		if (!gb_json_node_get_object(res, "result", &obj, error) ||
-		    !gb_json_get_array(obj, "metrics", GB_JSON_REQUIRED, &m, error)) {
-			g_prefix_error(error,
-			               "Benchmark %s returned a bad result: ", job->bench->name);
-			return NULL;
-		}
-		g_ptr_array_add(run_metrics, m);
-		last = obj;
-		agent_job_progress(&job->bctx, 1.0, NULL);
-	}
-
-	/* members the benchmark added besides metrics (e.g. its known-answer test) */
-	{
-		g_autoptr(GList) members = json_object_get_members(last);
-		for (GList *l = members; l != NULL; l = l->next) {
-			if (g_strcmp0(l->data, "metrics") == 0)
-				continue;
-			json_object_set_member(
-			    envelope, l->data,
-			    json_node_copy(json_object_get_member(last, l->data)));
-		}
-	}
-	agent_job_describe(job, envelope, timestamp);
-	json_object_set_member(envelope, "facts", g_steal_pointer(&facts));
-	if (job->runs > 1) {
-		metrics = agent_job_aggregate(run_metrics, error);
-		if (metrics == NULL)
-			return NULL;
-	} else {
-		metrics = json_array_ref(g_ptr_array_index(run_metrics, 0));
-	}
-	json_object_set_array_member(envelope, "metrics", metrics);
-	json_object_set_int_member(envelope, "runs", job->runs);
-	return json_node_init_object(json_node_alloc(), envelope);
+	if (WIFSIGNALED(status))
+		return g_strdup_printf("Benchmark process killed by signal %d (%s)",
+		                       WTERMSIG(status), g_strsignal(WTERMSIG(status)));
+	if (WIFEXITED(status))
+		return g_strdup_printf("Benchmark process exited with status %d without a result",
+		                       WEXITSTATUS(status));
+	return g_strdup("Benchmark process ended without a result");
 }
 
 static gpointer agent_job_thread(gpointer data)
 {
 	AgentJob *job = data;
 	AgentJobs *jobs = job->jobs;
-	g_autoptr(GError) error = NULL;
-	g_autoptr(JsonNode) partial = NULL;
-	JsonNode *result = agent_job_execute(job, &partial, &error);
+	g_autoptr(GByteArray) buf = g_byte_array_new();
+	g_autofree char *killed_why = NULL;
+	g_autofree char *outcome_error = NULL;
+	g_autoptr(JsonNode) outcome_result = NULL;
+	AgentJobState outcome_state = AGENT_JOB_FAILED;
+	gboolean outcome = FALSE;
+	gboolean term_sent = FALSE;
+	gint64 kill_at = 0;
+	int status = 0;
 
+	agent_job_write_spec(job);
+	while (job->out_fd >= 0) {
+		struct pollfd pfd = { .fd = job->out_fd, .events = POLLIN };
+		gint64 now = g_get_monotonic_time();
+		guint8 chunk[16384];
+		ssize_t n;
+		guint8 *nl;
+
+		if (g_atomic_int_get(&job->cancel) && !term_sent) {
+			agent_job_signal(job, SIGTERM);
+			term_sent = TRUE;
+			kill_at = now + (gint64)AGENT_JOB_CANCEL_GRACE_MS * 1000;
+		}
+		if (killed_why == NULL && now > job->deadline_us) {
+			killed_why = g_strdup_printf(
+			    "Benchmark process ran past its limit of %" G_GINT64_FORMAT
+			    " s and was killed",
+			    (job->deadline_us - job->started_us) / G_USEC_PER_SEC);
+			agent_job_signal(job, SIGKILL);
+		}
+		if (kill_at != 0 && now > kill_at) {
+			agent_job_signal(job, SIGKILL);
+			kill_at = 0;
+		}
+		if (poll(&pfd, 1, AGENT_JOB_POLL_MS) <= 0)
+			continue;
+		n = read(job->out_fd, chunk, sizeof(chunk));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			break;
+		g_byte_array_append(buf, chunk, (guint)n);
+		while (!outcome && (nl = memchr(buf->data, '\n', buf->len)) != NULL) {
+			gsize len = (gsize)(nl - buf->data);
+
+			outcome = agent_job_event(job, (const char *)buf->data, len, &outcome_state,
+			                          &outcome_result, &outcome_error);
+			g_byte_array_remove_range(buf, 0, (guint)len + 1);
+		}
+		if (!outcome && buf->len > AGENT_JOB_EVENT_MAX && killed_why == NULL) {
+			killed_why = g_strdup("Benchmark process sent an oversized event and was "
+			                      "killed");
+			agent_job_signal(job, SIGKILL);
+		}
+		if (outcome)
+			break;
+	}
+	agent_job_close_fd(&job->out_fd);
+	/*
+	 * After its outcome the process only exits; one that closed its stdout
+	 * without an outcome is asked to stop, then killed. waitid(WNOWAIT)
+	 * leaves it a zombie, so that its pid and group stay its own until it is
+	 * reaped under the lock, and gb-bench-cancel never signals a stranger.
+	 */
+	for (;;) {
+		siginfo_t info = { 0 };
+		int flags = WEXITED | WNOWAIT | (outcome || killed_why != NULL ? 0 : WNOHANG);
+
+		if (waitid(P_PID, (id_t)job->pid, &info, flags) != 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (info.si_pid != 0)
+			break;
+		if (!term_sent) {
+			agent_job_signal(job, SIGTERM);
+			term_sent = TRUE;
+			kill_at = g_get_monotonic_time() + (gint64)AGENT_JOB_CANCEL_GRACE_MS * 1000;
+		} else if (kill_at != 0 && g_get_monotonic_time() > kill_at) {
+			agent_job_signal(job, SIGKILL);
+			kill_at = 0;
+		}
+		g_usleep(AGENT_JOB_POLL_MS * 1000);
+	}
+	/* whatever the process left in its group goes with it */
+	agent_job_signal(job, SIGKILL);
 	{
 		g_autoptr(GMutexLocker) G_GNUC_UNUSED locker = g_mutex_locker_new(&jobs->mutex);
 
-		if (result != NULL) {
-			job->state = AGENT_JOB_DONE;
-			job->result = result;
-			job->progress = 1.0;
-			g_free(job->phase);
-			job->phase = g_strdup("done");
-		} else if (agent_bench_cancelled(&job->bctx) ||
-		           g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
-			job->state = AGENT_JOB_CANCELLED;
-			job->error = g_strdup("Benchmark cancelled");
-			/* what was measured before the cancel, marked partial */
-			job->result = g_steal_pointer(&partial);
+		while (waitpid(job->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		job->pid = 0;
+		if (outcome) {
+			job->state = outcome_state;
+			job->result = g_steal_pointer(&outcome_result);
+			job->error = g_steal_pointer(&outcome_error);
+			if (outcome_state == AGENT_JOB_DONE) {
+				job->progress = 1.0;
+				g_free(job->phase);
+				job->phase = g_strdup("done");
+			}
 		} else {
-			job->state = AGENT_JOB_FAILED;
-			job->error = g_strdup(error != NULL ? error->message : "Benchmark failed");
+			if (killed_why != NULL) {
+				job->state = AGENT_JOB_FAILED;
+				job->error = g_steal_pointer(&killed_why);
+			} else if (g_atomic_int_get(&job->cancel)) {
+				job->state = AGENT_JOB_CANCELLED;
+				job->error = g_strdup("Benchmark cancelled");
+			} else {
+				job->state = AGENT_JOB_FAILED;
+				job->error = agent_job_describe_exit(status);
+			}
+			g_debug("job %" G_GINT64_FORMAT ": %s", job->id, job->error);
 		}
 		if (jobs->running == job)
 			jobs->running = NULL;
@@ -567,6 +471,57 @@ static char *agent_bench_names(void)
 		g_string_append(str, names[i]);
 	}
 	return g_string_free(g_steal_pointer(&str), FALSE);
+}
+
+/*
+ * In the forked child, before exec: a process group of its own, death with
+ * the agent, and no signal blocked (the agent blocks SIGIO everywhere, and a
+ * one-shot agent SIGTERM/SIGINT, which cancel the job).
+ */
+static void agent_job_child_setup(gpointer data)
+{
+	sigset_t none;
+
+	sigemptyset(&none);
+	pthread_sigmask(SIG_SETMASK, &none, NULL);
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+/* The spec the process reads (job.h). */
+static char *agent_job_spec(AgentJob *job, const AgentConfig *config)
+{
+	g_autoptr(JsonObject) obj = json_object_new();
+	g_autoptr(JsonNode) node = json_node_new(JSON_NODE_OBJECT);
+
+	json_object_set_string_member(obj, "test", job->bench->name);
+	json_object_set_object_member(obj, "params", json_object_ref(job->params));
+	json_object_set_int_member(obj, "runs", job->runs);
+	json_object_set_string_member(obj, "sysroot",
+	                              config->sysroot != NULL ? config->sysroot : "/");
+	json_object_set_string_member(obj, "scratch_dir",
+	                              config->scratch_dir != NULL ? config->scratch_dir : "");
+	json_object_set_int_member(obj, "max_bench_seconds", config->max_bench_seconds);
+	json_object_set_int_member(obj, "max_bench_file_size", config->max_bench_file_size);
+	json_node_set_object(node, obj);
+	return gb_json_to_string(node, NULL);
+}
+
+/* Starts the job's process; FALSE with error when it cannot be started. */
+static gboolean agent_job_spawn(AgentJob *job, const AgentConfig *config, GError **error)
+{
+	const char *argv[] = { config->bench_worker, NULL };
+
+	if (config->bench_worker == NULL) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_FAILED,
+		                    "no benchmark program (guestbench-agent-bench) is configured");
+		return FALSE;
+	}
+	job->spec = agent_job_spec(job, config);
+	return g_spawn_async_with_pipes_and_fds(
+	    NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_CLOEXEC_PIPES,
+	    agent_job_child_setup, NULL, -1, -1, -1, NULL, NULL, 0, &job->pid, &job->in_fd,
+	    &job->out_fd, NULL, error);
 }
 
 JsonNode *agent_cmd_bench_start(AgentContext *agent, JsonObject *args, GError **error)
@@ -632,19 +587,27 @@ JsonNode *agent_cmd_bench_start(AgentContext *agent, JsonObject *args, GError **
 		job->jobs = jobs;
 		job->id = jobs->next_id;
 		job->started_us = g_get_monotonic_time();
+		job->deadline_us = job->started_us + (runs * agent->config->max_bench_seconds +
+		                                      AGENT_JOB_DEADLINE_SLACK_S) *
+		                                         G_USEC_PER_SEC;
 		job->bench = bench;
 		job->params = g_steal_pointer(&normalised);
 		job->runs = runs;
 		job->state = AGENT_JOB_RUNNING;
 		job->phase = g_strdup("starting");
-		job->bctx.config = agent->config;
-		job->bctx.sysroot = agent->config->sysroot != NULL ? agent->config->sysroot : "/";
-		job->bctx.progress = agent_job_progress;
-		job->bctx.rate = agent_job_rate;
-		job->bctx.keeps_partial = TRUE;
 		job->rate = NAN;
-		job->bctx.job = job;
-		job->thread = g_thread_try_new("gb-bench", agent_job_thread, job, error);
+		job->in_fd = -1;
+		job->out_fd = -1;
+		if (!agent_job_spawn(job, agent->config, error)) {
+			g_prefix_error(error, "Cannot start the benchmark process: ");
+		} else {
+			job->thread = g_thread_try_new("gb-bench", agent_job_thread, job, error);
+			if (job->thread == NULL) {
+				agent_job_signal(job, SIGKILL);
+				waitpid(job->pid, NULL, 0);
+				g_prefix_error(error, "Cannot start the benchmark thread: ");
+			}
+		}
 		if (job->thread != NULL) {
 			jobs->next_id++;
 			jobs->running = job;
@@ -656,7 +619,6 @@ JsonNode *agent_cmd_bench_start(AgentContext *agent, JsonObject *args, GError **
 	if (ret == NULL) {
 		/* no thread, and never in the list: no one else can see the job */
 		agent_job_free(job);
-		g_prefix_error(error, "Cannot start the benchmark thread: ");
 		return NULL;
 	}
 	return agent_job_node_take(ret);
@@ -709,8 +671,9 @@ JsonNode *agent_cmd_bench_cancel(AgentContext *agent, JsonObject *args, GError *
 		            "Job %" G_GINT64_FORMAT " has already finished", id);
 		return NULL;
 	}
-	/* the worker sees the flag within 10 ms of work and ends the job as cancelled */
-	g_atomic_int_set(&job->bctx.cancel, 1);
+	/* the benchmark stops within 10 ms of work; the job's thread kills it after a grace */
+	g_atomic_int_set(&job->cancel, 1);
+	agent_job_signal(job, SIGTERM);
 	return agent_job_node_take(json_object_new());
 }
 
@@ -746,10 +709,12 @@ void agent_jobs_shutdown(AgentContext *agent)
 	{
 		g_autoptr(GMutexLocker) G_GNUC_UNUSED locker = g_mutex_locker_new(&jobs->mutex);
 
-		if (jobs->running != NULL)
-			g_atomic_int_set(&jobs->running->bctx.cancel, 1);
+		if (jobs->running != NULL) {
+			g_atomic_int_set(&jobs->running->cancel, 1);
+			agent_job_signal(jobs->running, SIGTERM);
+		}
 	}
-	/* agent_job_free() joins each thread; the worker needs the lock to finish */
+	/* agent_job_free() joins each thread; it needs the lock to finish */
 	g_ptr_array_unref(jobs->jobs);
 	g_mutex_clear(&jobs->mutex);
 	g_free(jobs);

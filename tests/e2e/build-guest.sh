@@ -230,6 +230,15 @@ copy_with_libs() {
 }
 for b in "$@"; do
 	copy_with_libs "$b" "/usr/bin/$(basename "$b")"
+	# each benchmark job of the agent runs in the program built beside it
+	if [ "$(basename "$b")" = guestbench-agent ]; then
+		worker=$(dirname "$b")/guestbench-agent-bench
+		if [ ! -x "$worker" ]; then
+			echo "build-guest: $worker is missing: the agent runs its benchmarks in it" >&2
+			exit 1
+		fi
+		copy_with_libs "$worker" /usr/bin/guestbench-agent-bench
+	fi
 done
 if [ -d /etc/ssl ]; then
 	mkdir -p "$stage/etc/ssl"

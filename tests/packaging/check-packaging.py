@@ -1173,9 +1173,11 @@ def needed_libs(binary):
 
 
 def check_libs(have_libvirt):
-    """The agent runs inside guests and never links libvirt; the host CLI never
-    links it either (a Proxmox VE node has none): built with libvirt, it loads
-    libvirt.so.0 and libvirt-qemu.so.0 at its first libvirt call."""
+    """The agent runs inside guests and never links libvirt, nor libcrypto
+    (only guestbench-agent-bench, which runs its benchmark jobs, does); the
+    host CLI never links libvirt either (a Proxmox VE node has none): built
+    with libvirt, it loads libvirt.so.0 and libvirt-qemu.so.0 at its first
+    libvirt call."""
     if not shutil.which("readelf"):
         print("readelf not installed", file=sys.stderr)
         return SKIP
@@ -1183,6 +1185,9 @@ def check_libs(have_libvirt):
     agent = [l for l in needed_libs(os.environ["GB_AGENT"]) if "virt" in l]
     if agent:
         problems.append(f"guestbench-agent links {agent}: the agent must never need libvirt")
+    crypto = [l for l in needed_libs(os.environ["GB_AGENT"]) if l.startswith("libcrypto")]
+    if crypto:
+        problems.append(f"guestbench-agent links {crypto}: only guestbench-agent-bench may")
     cli = [l for l in needed_libs(os.environ["GB_CLI"]) if l.startswith("libvirt")]
     if cli:
         problems.append(f"guestbench links {sorted(cli)}: it must start without libvirt")

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Faults around the real agent binary: the host going away during a
- * benchmark, the agent killed during a disk benchmark, a disk filling up,
+ * benchmark, the agent killed during a disk benchmark, a benchmark's own
+ * process killed under the agent, a disk filling up,
  * unreadable sysfs files, symlinks in the scratch dir, command groups
  * disabled in the config file, and the net benchmark's port lifetime.
  */
@@ -12,6 +13,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -98,6 +100,131 @@ static void faults_wait_progress(Harness *h, gint64 job)
 	}
 }
 
+/* The parent pid of pid from /proc/PID/stat, 0 when it has gone. */
+static GPid faults_ppid(GPid pid)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
+	g_autofree char *text = NULL;
+	const char *end;
+	int ppid = 0;
+
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return 0;
+	/* "PID (COMM) STATE PPID ...": COMM may hold anything, so from its last ')' */
+	end = strrchr(text, ')');
+	if (end == NULL || sscanf(end + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
+/*
+ * The process of the running benchmark: the one process under the agent (at
+ * any depth) whose argv[0] is guestbench-agent-bench; 0 when there is none.
+ */
+static GPid faults_bench_pid(GPid agent)
+{
+	g_autoptr(GDir) dir = g_dir_open("/proc", 0, NULL);
+	const char *name;
+	GPid found = 0;
+
+	g_assert_nonnull(dir);
+	while ((name = g_dir_read_name(dir)) != NULL) {
+		g_autofree char *cmdline_path = NULL;
+		g_autofree char *cmdline = NULL;
+		g_autofree char *base = NULL;
+		GPid pid = (GPid)g_ascii_strtoll(name, NULL, 10);
+		GPid up;
+
+		if (pid <= 0)
+			continue;
+		cmdline_path = g_strdup_printf("/proc/%d/cmdline", (int)pid);
+		if (!g_file_get_contents(cmdline_path, &cmdline, NULL, NULL) || *cmdline == '\0')
+			continue;
+		base = g_path_get_basename(cmdline);
+		if (g_strcmp0(base, "guestbench-agent-bench") != 0)
+			continue;
+		for (up = faults_ppid(pid); up > 1 && up != agent; up = faults_ppid(up))
+			;
+		if (up != agent)
+			continue;
+		g_assert_cmpint(found, ==, 0);
+		found = pid;
+	}
+	return found;
+}
+
+/* Waits until pid has gone (reaped by its parent or by init). */
+static void faults_wait_gone(GPid pid)
+{
+	gint64 deadline = g_get_monotonic_time() + (gint64)HARNESS_TIMEOUT_MS * 1000;
+	g_autofree char *path = g_strdup_printf("/proc/%d", (int)pid);
+
+	while (g_file_test(path, G_FILE_TEST_EXISTS)) {
+		g_autofree char *stat = g_strdup_printf("/proc/%d/stat", (int)pid);
+		g_autofree char *text = NULL;
+		const char *end;
+
+		/* a zombie of a dead parent waits for init: it runs no more */
+		if (g_file_get_contents(stat, &text, NULL, NULL) &&
+		    (end = strrchr(text, ')')) != NULL && end[1] == ' ' && end[2] == 'Z')
+			return;
+		g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+		g_usleep(10 * 1000);
+	}
+}
+
+/*
+ * The benchmark's own process is killed (as the OOM killer would): the agent
+ * goes on answering and the job is reported failed with the reason, not lost;
+ * the next job runs.
+ */
+static void test_bench_process_killed(void)
+{
+	Harness h;
+	g_autofree char *state = NULL;
+	g_autofree char *error = NULL;
+	g_autoptr(JsonNode) list = NULL;
+	JsonArray *jobs;
+	GPid bench;
+	gint64 job;
+
+	harness_init(&h);
+	harness_start_agent(&h, NULL);
+	job = faults_start(&h, "aes", "{\"sizes\":[16],\"seconds\":30}");
+	faults_wait_progress(&h, job);
+	bench = faults_bench_pid(harness_pid(h.proc));
+	g_assert_cmpint(bench, >, 0);
+	/* a process group of its own: a cancel reaches all of it, and nothing of the agent */
+	g_assert_cmpint(getpgid(bench), ==, bench);
+	g_assert_cmpint(kill(bench, SIGKILL), ==, 0);
+
+	state = faults_wait(&h, job, HARNESS_TIMEOUT_MS, &error);
+	g_assert_cmpstr(state, ==, "failed");
+	g_assert_cmpstr(error, ==, "Benchmark process killed by signal 9 (Killed)");
+	faults_wait_gone(bench);
+	{
+		g_autoptr(JsonNode) pong = harness_call(&h, "{\"execute\":\"guest-ping\"}");
+		harness_get_return(pong);
+	}
+	/* still listed, with its state */
+	list = harness_call(&h, "{\"execute\":\"gb-bench-list\"}");
+	jobs = json_object_get_array_member(json_node_get_object(harness_get_return(list)), "jobs");
+	g_assert_cmpuint(json_array_get_length(jobs), ==, 1);
+	g_assert_cmpstr(
+	    json_object_get_string_member(json_array_get_object_element(jobs, 0), "state"), ==,
+	    "failed");
+	/* the agent is not left busy: the next job runs to its end */
+	{
+		g_autofree char *next_state = NULL;
+		gint64 next = faults_start(&h, "aes", "{\"sizes\":[16],\"seconds\":0.2}");
+
+		g_assert_cmpint(next, ==, job + 1);
+		next_state = faults_wait(&h, next, HARNESS_TIMEOUT_MS, NULL);
+		g_assert_cmpstr(next_state, ==, "done");
+	}
+	harness_stop(&h);
+}
+
 /* The host goes away and comes back while a benchmark runs: the job carries on. */
 static void test_reconnect_during_bench(void)
 {
@@ -138,6 +265,7 @@ static void faults_kill_during_disk(int sig)
 	Harness h;
 	g_autofree char *scratch = NULL;
 	const char *extra[] = { "--scratch-dir", NULL, NULL };
+	GPid bench;
 	gint64 job;
 
 	harness_init(&h);
@@ -149,6 +277,8 @@ static void faults_kill_during_disk(int sig)
 	                   "{\"size\":268435456,\"record_sizes\":[4096],\"direct\":false,"
 	                   "\"tests\":[\"write\",\"rewrite\",\"read\"]}");
 	faults_wait_progress(&h, job);
+	bench = faults_bench_pid(harness_pid(h.proc));
+	g_assert_cmpint(bench, >, 0);
 	/* O_TMPFILE: the file being written has no name, even now */
 	g_assert_cmpuint(faults_dir_count(scratch), ==, 0);
 	g_subprocess_send_signal(h.proc, sig);
@@ -160,6 +290,8 @@ static void faults_kill_during_disk(int sig)
 	} else {
 		g_assert_true(g_subprocess_get_if_signaled(h.proc));
 	}
+	/* the benchmark's process goes with the agent, however the agent ends */
+	faults_wait_gone(bench);
 	g_assert_cmpuint(faults_dir_count(scratch), ==, 0);
 	harness_stop(&h);
 }
@@ -476,6 +608,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/faults/reconnect-during-bench", test_reconnect_during_bench);
 	g_test_add_func("/faults/sigterm-during-disk", test_sigterm_during_disk);
 	g_test_add_func("/faults/sigkill-during-disk", test_sigkill_during_disk);
+	g_test_add_func("/faults/bench-process-killed", test_bench_process_killed);
 	g_test_add_func("/faults/disk-full", test_disk_full);
 	g_test_add_func("/faults/unreadable-file", test_unreadable_file);
 	g_test_add_func("/faults/scratch-symlink", test_scratch_symlink);

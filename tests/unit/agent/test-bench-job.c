@@ -10,9 +10,12 @@
 #include "gb-error.h"
 #include "job.h"
 
+/* each job runs in the built guestbench-agent-bench, as in the agent */
 static AgentConfig test_config = {
 	.sysroot = (char *)"/",
 	.max_bench_seconds = 60,
+	.max_bench_file_size = 1024 * 1024 * 1024,
+	.bench_worker = (char *)GB_TEST_BENCH_WORKER,
 };
 
 static JsonObject *test_obj(const char *json)
