@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
 #include "bench.h"
@@ -455,9 +456,42 @@ static void test_job_mem(void)
 	agent_jobs_shutdown(&agent);
 }
 
+/*
+ * A cross build runs this test under qemu-user (gb-test-emulated.h), where a
+ * spawned target binary does not start without binfmt_misc: the worker then
+ * runs through the same wrapper as this test, from a script in dir.
+ */
+static char *test_wrap_worker(char **dir)
+{
+	const char *wrapper = g_getenv("MESON_EXE_WRAPPER");
+	g_autoptr(GError) error = NULL;
+	g_autofree char *script = NULL;
+	char *path;
+
+	if (g_strcmp0(g_getenv("GB_TEST_EMULATED"), "1") != 0 || wrapper == NULL ||
+	    wrapper[0] == '\0')
+		return NULL;
+	*dir = g_dir_make_tmp("gb-bench-worker-XXXXXX", &error);
+	g_assert_no_error(error);
+	path = g_build_filename(*dir, "guestbench-agent-bench", NULL);
+	/* meson quotes the wrapper for a shell; the worker's path has no quote */
+	script = g_strdup_printf("#!/bin/sh\nexec %s '%s' \"$@\"\n", wrapper, GB_TEST_BENCH_WORKER);
+	g_file_set_contents(path, script, -1, &error);
+	g_assert_no_error(error);
+	g_assert_cmpint(g_chmod(path, 0755), ==, 0);
+	return path;
+}
+
 int main(int argc, char **argv)
 {
+	g_autofree char *wrap_dir = NULL;
+	g_autofree char *wrapped = NULL;
+	int status;
+
 	g_test_init(&argc, &argv, NULL);
+	wrapped = test_wrap_worker(&wrap_dir);
+	if (wrapped != NULL)
+		test_config.bench_worker = wrapped;
 	g_test_add_func("/bench/job/lifecycle", test_job_lifecycle);
 	g_test_add_func("/bench/job/busy-and-cancel", test_job_busy_and_cancel);
 	g_test_add_func("/bench/job/runs", test_job_runs);
@@ -466,5 +500,10 @@ int main(int argc, char **argv)
 	g_test_add_func("/bench/job/bad-args", test_job_bad_args);
 	g_test_add_func("/bench/job/shutdown-running", test_job_shutdown_running);
 	g_test_add_func("/bench/job/mem", test_job_mem);
-	return g_test_run();
+	status = g_test_run();
+	if (wrapped != NULL) {
+		g_unlink(wrapped);
+		g_rmdir(wrap_dir);
+	}
+	return status;
 }
