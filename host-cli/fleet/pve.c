@@ -369,9 +369,7 @@ static void cli_pve_vm_add_nic(CliPveVm *vm, const char *key, const char *value)
 	 * refuses: the model stays unknown. */
 	g_hash_table_iter_init(&iter, props);
 	while (g_hash_table_iter_next(&iter, &k, &v)) {
-		if (g_strv_contains(cli_pve_nic_models, k))
-			n_models++;
-		if (g_strv_contains(cli_pve_nic_models, k) && n_models == 1)
+		if (g_strv_contains(cli_pve_nic_models, k) && ++n_models == 1)
 			nic->model = g_strdup(k);
 	}
 	if (g_hash_table_contains(props, "model"))

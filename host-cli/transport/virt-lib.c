@@ -68,6 +68,8 @@ static gpointer cli_virt_lib_load_once(gpointer data)
 	CLI_VIRT_LIB_QEMU(CLI_VIRT_LIB_SYM_QEMU)
 #undef CLI_VIRT_LIB_SYM_CORE
 #undef CLI_VIRT_LIB_SYM_QEMU
+	if (load->error == NULL)
+		g_atomic_pointer_set(&cli_virt_lib, &load->lib);
 	return load;
 }
 
@@ -80,6 +82,5 @@ const CliVirtLib *cli_virt_lib_load(GError **error)
 		g_set_error_literal(error, GB_ERROR, GB_ERROR_NOT_SUPPORTED, load->error);
 		return NULL;
 	}
-	g_atomic_pointer_set(&cli_virt_lib, &load->lib);
 	return &load->lib;
 }
