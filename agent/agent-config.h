@@ -21,6 +21,10 @@ G_BEGIN_DECLS
 #define AGENT_MAX_MESSAGE_SIZE (G_GUINT64_CONSTANT(256) * 1024 * 1024)
 #define AGENT_MAX_BENCH_SECONDS (7 * 24 * 3600)
 #define AGENT_MIN_BENCH_FILE_SIZE 4096
+/* How long a session process outlives the last request (session.c). */
+#define AGENT_DEFAULT_LINGER_SECONDS 10
+#define AGENT_MIN_LINGER_SECONDS 1
+#define AGENT_MAX_LINGER_SECONDS 86400
 
 /* Every value at its default: virtio-serial, sysroot "/", no allow/block lists. */
 AgentConfig *agent_config_new(void);
@@ -35,6 +39,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(AgentConfig, agent_config_free)
  */
 gboolean agent_config_load_file(AgentConfig *config, const char *filename, gboolean required,
                                 GError **error);
+
+/* The same from a key file in memory (what the resident process hands a session). */
+gboolean agent_config_load_data(AgentConfig *config, const char *data, gsize len, const char *name,
+                                GError **error);
+/* Every setting as a key file that agent_config_load_data() reads back as it is. */
+char *agent_config_to_data(const AgentConfig *config, gsize *len);
 
 /* Splits "a,b;c" into a vector; blanks trimmed, empty entries dropped; NULL for none. */
 char **agent_config_split_list(const char *value);

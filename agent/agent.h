@@ -21,6 +21,7 @@ typedef struct {
 	guint max_depth;
 	gint64 max_bench_seconds;   /* cap on any benchmark's duration */
 	gint64 max_bench_file_size; /* cap on the disk benchmark's file, bytes */
+	gint64 linger_seconds;      /* a session process ends after this long without work */
 	char *bench_worker;         /* guestbench-agent-bench: each job runs in it; not a key */
 } AgentConfig;
 

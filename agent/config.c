@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "agent-config.h"
-#include "transport.h"
+#include "endpoint.h"
 
 #define AGENT_CONFIG_GROUP "general"
 
@@ -14,9 +14,9 @@ static const char *const agent_methods[] = {
 };
 
 static const char *const agent_config_keys[] = {
-	"method",     "path",    "sysroot",          "scratch-dir",       "allow-rpcs",
-	"block-rpcs", "verbose", "max-message-size", "max-bench-seconds", "max-bench-file-size",
-	NULL,
+	"method",         "path",    "sysroot",          "scratch-dir",       "allow-rpcs",
+	"block-rpcs",     "verbose", "max-message-size", "max-bench-seconds", "max-bench-file-size",
+	"linger-seconds", NULL,
 };
 
 AgentConfig *agent_config_new(void)
@@ -29,6 +29,7 @@ AgentConfig *agent_config_new(void)
 	config->max_depth = GB_FRAMER_DEFAULT_MAX_DEPTH;
 	config->max_bench_seconds = AGENT_DEFAULT_MAX_BENCH_SECONDS;
 	config->max_bench_file_size = AGENT_DEFAULT_MAX_BENCH_FILE_SIZE;
+	config->linger_seconds = AGENT_DEFAULT_LINGER_SECONDS;
 	return config;
 }
 
@@ -134,6 +135,14 @@ static gboolean agent_config_load_key(AgentConfig *config, GKeyFile *kf, const c
 		config->max_bench_file_size = (gint64)val;
 		return TRUE;
 	}
+	if (g_strcmp0(key, "linger-seconds") == 0) {
+		guint64 val = 0;
+		if (!agent_config_get_uint(kf, key, AGENT_MIN_LINGER_SECONDS,
+		                           AGENT_MAX_LINGER_SECONDS, &val, error))
+			return FALSE;
+		config->linger_seconds = (gint64)val;
+		return TRUE;
+	}
 
 	/* the rest are strings */
 	{
@@ -178,26 +187,12 @@ static gboolean agent_config_load_key(AgentConfig *config, GKeyFile *kf, const c
 	return TRUE;
 }
 
-gboolean agent_config_load_file(AgentConfig *config, const char *filename, gboolean required,
-                                GError **error)
+/* [general] of a loaded key file into config; filename names it in errors. */
+static gboolean agent_config_load_keyfile(AgentConfig *config, GKeyFile *kf, const char *filename,
+                                          GError **error)
 {
-	g_autoptr(GKeyFile) kf = g_key_file_new();
-	g_autoptr(GError) error_local = NULL;
 	g_auto(GStrv) groups = NULL;
 	g_auto(GStrv) keys = NULL;
-
-	g_return_val_if_fail(config != NULL, FALSE);
-	g_return_val_if_fail(filename != NULL, FALSE);
-
-	if (!g_key_file_load_from_file(kf, filename, G_KEY_FILE_NONE, &error_local)) {
-		if (!required && g_error_matches(error_local, G_FILE_ERROR, G_FILE_ERROR_NOENT))
-			return TRUE;
-		g_set_error(error, GB_ERROR,
-		            error_local->domain == G_FILE_ERROR ? GB_ERROR_IO
-		                                                : GB_ERROR_INVALID_ARGUMENT,
-		            "config file %s: %s", filename, error_local->message);
-		return FALSE;
-	}
 
 	groups = g_key_file_get_groups(kf, NULL);
 	for (guint i = 0; groups[i] != NULL; i++) {
@@ -230,6 +225,67 @@ gboolean agent_config_load_file(AgentConfig *config, const char *filename, gbool
 	return TRUE;
 }
 
+gboolean agent_config_load_file(AgentConfig *config, const char *filename, gboolean required,
+                                GError **error)
+{
+	g_autoptr(GKeyFile) kf = g_key_file_new();
+	g_autoptr(GError) error_local = NULL;
+
+	g_return_val_if_fail(config != NULL, FALSE);
+	g_return_val_if_fail(filename != NULL, FALSE);
+
+	if (!g_key_file_load_from_file(kf, filename, G_KEY_FILE_NONE, &error_local)) {
+		if (!required && g_error_matches(error_local, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+			return TRUE;
+		g_set_error(error, GB_ERROR,
+		            error_local->domain == G_FILE_ERROR ? GB_ERROR_IO
+		                                                : GB_ERROR_INVALID_ARGUMENT,
+		            "config file %s: %s", filename, error_local->message);
+		return FALSE;
+	}
+	return agent_config_load_keyfile(config, kf, filename, error);
+}
+
+gboolean agent_config_load_data(AgentConfig *config, const char *data, gsize len, const char *name,
+                                GError **error)
+{
+	g_autoptr(GKeyFile) kf = g_key_file_new();
+	g_autoptr(GError) error_local = NULL;
+
+	if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &error_local)) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT, "config %s: %s", name,
+		            error_local->message);
+		return FALSE;
+	}
+	return agent_config_load_keyfile(config, kf, name, error);
+}
+
+char *agent_config_to_data(const AgentConfig *config, gsize *len)
+{
+	g_autoptr(GKeyFile) kf = g_key_file_new();
+	const char *g = AGENT_CONFIG_GROUP;
+
+	g_key_file_set_string(kf, g, "method", config->method);
+	if (config->path != NULL)
+		g_key_file_set_string(kf, g, "path", config->path);
+	g_key_file_set_string(kf, g, "sysroot", config->sysroot);
+	g_key_file_set_string(kf, g, "scratch-dir", config->scratch_dir);
+	if (config->allow_rpcs != NULL) {
+		g_autofree char *list = g_strjoinv(",", config->allow_rpcs);
+		g_key_file_set_string(kf, g, "allow-rpcs", list);
+	}
+	if (config->block_rpcs != NULL) {
+		g_autofree char *list = g_strjoinv(",", config->block_rpcs);
+		g_key_file_set_string(kf, g, "block-rpcs", list);
+	}
+	g_key_file_set_boolean(kf, g, "verbose", config->verbose);
+	g_key_file_set_uint64(kf, g, "max-message-size", config->max_message_size);
+	g_key_file_set_int64(kf, g, "max-bench-seconds", config->max_bench_seconds);
+	g_key_file_set_int64(kf, g, "max-bench-file-size", config->max_bench_file_size);
+	g_key_file_set_int64(kf, g, "linger-seconds", config->linger_seconds);
+	return g_key_file_to_data(kf, len, NULL);
+}
+
 gboolean agent_config_check(const AgentConfig *config, GError **error)
 {
 	if (!agent_config_method_is_valid(config->method)) {
@@ -251,7 +307,7 @@ gboolean agent_config_check(const AgentConfig *config, GError **error)
 			                    "method vsock-listen needs an address (-p CID:PORT)");
 			return FALSE;
 		}
-		if (!agent_transport_parse_vsock(config->path, &cid, &port, error))
+		if (!agent_endpoint_parse_vsock(config->path, &cid, &port, error))
 			return FALSE;
 	}
 	return TRUE;

@@ -1,356 +1,395 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * guestbench-agent: the resident process. It opens the port (or listens),
+ * drops its privileges and waits, with no wake-up, until a host talks; then
+ * it starts a session process (guestbench-agent-session, session.c) on the
+ * same port, which answers until it has been idle for linger seconds, and
+ * waits again. It links GLib alone: JSON, GIO, the facts collectors and the
+ * job runner live in the session process, so an agent that nobody talks to
+ * costs what this file and GLib cost (bench/cost-footprint).
+ *
+ * What a session needs from here comes as inherited fds: the settings as a
+ * key file (--config-fd), the endpoint (--endpoint-fd) and a memfd in which
+ * each session leaves its finished benchmark jobs for the next
+ * (--state-fd), plus a /proc/stat sample for its first steal figure.
+ */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
+#include <spawn.h>
 #include <string.h>
-#include <time.h>
-
-#include <glib-unix.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "agent-config.h"
-#include "bench.h"
-#include "dispatch.h"
-#include "facts.h"
+#include "endpoint.h"
+#include "options.h"
 #include "privilege.h"
-#include "transport.h"
 
-#define AGENT_EXIT_OK 0
-#define AGENT_EXIT_ERROR 1
-#define AGENT_EXIT_USAGE 2
-/* How often a one-shot gb-bench-start looks at its job (and for SIGTERM/SIGINT). */
-#define AGENT_ONESHOT_JOB_POLL_MS 20
+extern char **environ;
 
-typedef struct {
-	AgentContext ctx;
-	GMainLoop *loop;
-	int exit_code;
-} AgentMain;
+/* A session that ends sooner than this (linger is at least 1 s) failed to start. */
+#define AGENT_KEEPER_MIN_SESSION_US G_USEC_PER_SEC
+/* Waits between failed sessions double up to this. */
+#define AGENT_KEEPER_MAX_BACKOFF_S 60
+#define AGENT_KEEPER_STAT_LINE_MAX 512
 
 typedef struct {
-	char *method;
-	char *path;
-	char *config;
-	char *sysroot;
-	char *scratch_dir;
-	char **allow_rpcs;
-	char **block_rpcs;
-	char *oneshot;
-	gboolean verbose;
-	gboolean version;
-} AgentOptions;
+	AgentConfig *config;
+	AgentEndpoint *ep;
+	char *session_path;
+	int signal_fd;
+	int config_fd;
+	int state_fd;
+	gboolean host_connected; /* virtio-serial */
+	gboolean quit;
+	guint failures; /* sessions in a row that failed to start */
+	char stat_line[AGENT_KEEPER_STAT_LINE_MAX];
+	gint64 stat_us; /* when stat_line was read; 0 = none */
+} AgentKeeper;
 
-static void agent_options_clear(AgentOptions *opts)
+/* The first line of /proc/stat now, for the next session's first steal figure. */
+static void agent_keeper_sample_stat(AgentKeeper *k)
 {
-	g_free(opts->method);
-	g_free(opts->path);
-	g_free(opts->config);
-	g_free(opts->sysroot);
-	g_free(opts->scratch_dir);
-	g_strfreev(opts->allow_rpcs);
-	g_strfreev(opts->block_rpcs);
-	g_free(opts->oneshot);
+	g_autofree char *path = g_build_filename(k->config->sysroot, "proc/stat", NULL);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	char *nl;
+
+	k->stat_us = 0;
+	if (fd < 0)
+		return;
+	do {
+		n = read(fd, k->stat_line, sizeof(k->stat_line) - 1);
+	} while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n <= 0)
+		return;
+	k->stat_line[n] = '\0';
+	nl = strchr(k->stat_line, '\n');
+	/* a first line longer than the buffer is not one the session could use */
+	if (nl == NULL)
+		return;
+	*nl = '\0';
+	k->stat_us = g_get_monotonic_time();
 }
 
-static int agent_usage_error(const char *message)
+static int agent_keeper_memfd(const char *name, const char *data, gsize len, GError **error)
 {
-	g_printerr("guestbench-agent: %s\nTry 'guestbench-agent --help' for more information.\n",
-	           message);
-	return AGENT_EXIT_USAGE;
-}
+	int fd = memfd_create(name, MFD_CLOEXEC);
+	gsize done = 0;
 
-/* -a/-b may be repeated and each may be a comma list. */
-static char **agent_options_merge_lists(char **values)
-{
-	g_autofree char *joined = NULL;
-
-	if (values == NULL)
-		return NULL;
-	joined = g_strjoinv(",", values);
-	return agent_config_split_list(joined);
-}
-
-static GString *agent_main_handle(const char *msg, gsize len, const GError *error,
-                                  gpointer user_data)
-{
-	AgentMain *self = user_data;
-
-	if (msg == NULL)
-		return agent_dispatch_framing_error(error);
-	return agent_dispatch_message(&self->ctx, msg, len);
-}
-
-static void agent_main_closed(const GError *error, gpointer user_data)
-{
-	AgentMain *self = user_data;
-
-	if (error != NULL) {
-		g_warning("%s", error->message);
-		self->exit_code = AGENT_EXIT_ERROR;
+	if (fd < 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_IO, "memfd_create: %s", g_strerror(errno));
+		return -1;
 	}
-	g_main_loop_quit(self->loop);
+	while (done < len) {
+		ssize_t n = write(fd, data + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			g_set_error(error, GB_ERROR, GB_ERROR_IO, "cannot write %s: %s", name,
+			            n < 0 ? g_strerror(errno) : "short write");
+			close(fd);
+			return -1;
+		}
+		done += (gsize)n;
+	}
+	return fd;
 }
 
-static gboolean agent_main_quit_cb(gpointer user_data)
+/* TRUE for SIGTERM/SIGINT. Reads every pending signal. */
+static gboolean agent_keeper_read_signals(AgentKeeper *k)
 {
-	AgentMain *self = user_data;
+	struct signalfd_siginfo info;
+	gboolean quit = FALSE;
 
-	g_debug("signal received, quitting");
-	g_main_loop_quit(self->loop);
-	return G_SOURCE_CONTINUE;
-}
-
-typedef struct {
-	AgentMain *self;
-	GString *reply;
-	guint count;
-} AgentOneshot;
-
-static gboolean agent_oneshot_cb(const char *msg, gsize len, const GError *error,
-                                 gpointer user_data)
-{
-	AgentOneshot *oneshot = user_data;
-
-	oneshot->count++;
-	if (oneshot->count > 1)
-		return FALSE;
-	oneshot->reply = agent_main_handle(msg, len, error, oneshot->self);
-	return TRUE;
+	while (read(k->signal_fd, &info, sizeof(info)) == sizeof(info)) {
+		if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT)
+			quit = TRUE;
+		else if (info.ssi_signo == SIGIO && k->ep->kind == AGENT_ENDPOINT_VIRTIO_SERIAL)
+			k->host_connected = agent_endpoint_host_connected(k->ep);
+	}
+	return quit;
 }
 
 /*
- * qemu-ga's guest-exec runs one process per request, so a job that a one-shot
- * agent started could never be polled: gb-bench-start waits for its job and
- * answers with the final gb-bench-status reply instead (PROTOCOL.md, "Through
- * qemu-ga"). SIGTERM/SIGINT cancel the job, which then reports "cancelled".
- * Takes reply; returns the reply to print.
+ * Waits for a host: data on the port, or a client connecting. A port without
+ * a host reports POLLHUP at once and forever, so it is left out of poll()
+ * until SIGIO says the host end changed (transport.c explains). Bytes left by
+ * a host that has gone are its to resync when it comes back, not a reason to
+ * start a session. FALSE when asked to quit.
  */
-static GString *agent_oneshot_wait_job(AgentMain *self, GString *reply_owned,
-                                       const sigset_t *signals)
+static gboolean agent_keeper_wait_host(AgentKeeper *k)
 {
-	g_autoptr(GString) reply = reply_owned;
-	g_autoptr(JsonNode) id = NULL;
-	g_autoptr(JsonNode) ret = gb_reply_parse(reply->str, reply->len, &id, NULL);
-	g_autoptr(JsonObject) args = json_object_new();
-	JsonObject *obj = NULL;
-	gint64 job = 0;
+	gboolean virtio = k->ep->kind == AGENT_ENDPOINT_VIRTIO_SERIAL;
 
-	/* an error or a dry run: no job runs */
-	if (ret == NULL || !gb_json_node_get_object(ret, "reply", &obj, NULL) ||
-	    !gb_json_get_int(obj, "job", GB_JSON_REQUIRED, 1, G_MAXINT64, &job, NULL))
-		return g_steal_pointer(&reply);
-	json_object_set_int_member(args, "job", job);
 	for (;;) {
-		g_autoptr(GError) error = NULL;
-		g_autoptr(JsonNode) status = agent_cmd_bench_status(&self->ctx, args, &error);
-		struct timespec ts = { 0, AGENT_ONESHOT_JOB_POLL_MS * 1000L * 1000L };
-		const char *state = NULL;
+		struct pollfd pfd[2] = { { .fd = k->signal_fd, .events = POLLIN },
+			                 { .fd = k->ep->fd, .events = POLLIN } };
+		nfds_t n = virtio && !k->host_connected ? 1 : 2;
 
-		if (status == NULL || !gb_json_node_get_object(status, "status", &obj, &error) ||
-		    !gb_json_get_string(obj, "state", GB_JSON_REQUIRED, &state, &error))
-			return gb_reply_error(error, id);
-		if (g_strcmp0(state, "running") != 0)
-			return gb_reply_return(status, id);
-		if (sigtimedwait(signals, NULL, &ts) > 0) {
-			g_autoptr(JsonNode) cancelled =
-			    agent_cmd_bench_cancel(&self->ctx, args, NULL);
-			g_debug("signal received, cancelling job %" G_GINT64_FORMAT, job);
+		if (poll(pfd, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			g_warning("poll: %s", g_strerror(errno));
+			return FALSE;
 		}
+		if ((pfd[0].revents & POLLIN) && agent_keeper_read_signals(k))
+			return FALSE;
+		if (n < 2 || pfd[1].revents == 0)
+			continue;
+		if (virtio && (pfd[1].revents & (POLLHUP | POLLERR | POLLNVAL))) {
+			g_debug("host detached from %s", k->ep->path);
+			k->host_connected = agent_endpoint_host_connected(k->ep);
+			continue;
+		}
+		return TRUE;
 	}
 }
 
-/* --oneshot: the request comes from argv, the reply goes to stdout. */
-static int agent_run_oneshot(AgentMain *self, const char *request)
+static void agent_keeper_set_inherit(int fd, gboolean inherit)
 {
-	const AgentConfig *config = self->ctx.config;
-	g_autoptr(GbFramer) framer = gb_framer_new(config->max_message_size, config->max_depth);
-	AgentOneshot oneshot = { .self = self };
-	g_autoptr(GString) reply = NULL;
-	g_autoptr(GbRequest) req = gb_request_parse(request, strlen(request), NULL, NULL);
-	gboolean bench_start = req != NULL && g_strcmp0(req->execute, "gb-bench-start") == 0;
-	sigset_t signals;
+	int flags = fcntl(fd, F_GETFD);
 
-	/* blocked before the job's thread exists, so that only sigtimedwait() sees them */
-	sigemptyset(&signals);
-	sigaddset(&signals, SIGTERM);
-	sigaddset(&signals, SIGINT);
-	if (bench_start)
-		pthread_sigmask(SIG_BLOCK, &signals, NULL);
-	gb_framer_push(framer, (const guint8 *)request, strlen(request), agent_oneshot_cb,
-	               &oneshot);
-	/* ends a top-level scalar */
-	gb_framer_push(framer, (const guint8 *)"\n", 1, agent_oneshot_cb, &oneshot);
-	reply = oneshot.reply;
-	if (oneshot.count > 1)
-		return agent_usage_error("--oneshot takes exactly one request");
-	if (oneshot.count == 0 && gb_framer_is_partial(framer)) {
-		g_autoptr(GError) error = g_error_new_literal(
-		    GB_ERROR, GB_ERROR_PARSE, "JSON parse error, unexpected end of input");
-		reply = agent_dispatch_framing_error(error);
-	} else if (oneshot.count == 0) {
-		return agent_usage_error("--oneshot needs a request, e.g. "
-		                         "'{\"execute\": \"guest-ping\"}'");
-	}
-	if (bench_start && reply != NULL)
-		reply = agent_oneshot_wait_job(self, g_steal_pointer(&reply), &signals);
-	if (reply != NULL && fwrite(reply->str, 1, reply->len, stdout) != reply->len) {
-		g_printerr("guestbench-agent: cannot write the reply to stdout\n");
-		return AGENT_EXIT_ERROR;
-	}
-	if (fflush(stdout) != 0)
-		return AGENT_EXIT_ERROR;
-	return AGENT_EXIT_OK;
+	if (flags >= 0)
+		fcntl(fd, F_SETFD, inherit ? flags & ~FD_CLOEXEC : flags | FD_CLOEXEC);
 }
 
-/*
- * A program of the agent's own (guestbench-agent-bench): beside this binary
- * when it is there (the build tree), else in GB_AGENT_LIBEXECDIR where the
- * packages install it.
- */
-static char *agent_find_program(const char *name)
+static GPid agent_keeper_spawn(AgentKeeper *k, GError **error)
 {
-	g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
-	g_autofree char *dir = self != NULL ? g_path_get_dirname(self) : NULL;
-	g_autofree char *beside = dir != NULL ? g_build_filename(dir, name, NULL) : NULL;
+	const int fds[] = { k->config_fd, k->ep->fd, k->state_fd };
+	g_autofree char *config_fd = g_strdup_printf("--config-fd=%d", k->config_fd);
+	g_autofree char *endpoint_fd = g_strdup_printf("--endpoint-fd=%d", k->ep->fd);
+	g_autofree char *state_fd = g_strdup_printf("--state-fd=%d", k->state_fd);
+	g_autofree char *prime = NULL;
+	const char *argv[6] = { k->session_path, config_fd, endpoint_fd, state_fd, NULL, NULL };
+	posix_spawnattr_t attr;
+	sigset_t mask;
+	pid_t pid = 0;
+	int rc;
 
-	if (beside != NULL && g_file_test(beside, G_FILE_TEST_IS_EXECUTABLE))
-		return g_steal_pointer(&beside);
-	return g_build_filename(GB_AGENT_LIBEXECDIR, name, NULL);
+	if (k->stat_us > 0) {
+		prime = g_strdup_printf("--steal-prime=%" G_GINT64_FORMAT " %s", k->stat_us,
+		                        k->stat_line);
+		argv[4] = prime;
+	}
+	/* SIGIO stays blocked across exec: the session takes the port's SIGIO for itself */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGIO);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &mask);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	/* one thread: nothing else can spawn while the three are inheritable */
+	for (gsize i = 0; i < G_N_ELEMENTS(fds); i++)
+		agent_keeper_set_inherit(fds[i], TRUE);
+	rc = posix_spawn(&pid, k->session_path, NULL, &attr, (char *const *)argv, environ);
+	for (gsize i = 0; i < G_N_ELEMENTS(fds); i++)
+		agent_keeper_set_inherit(fds[i], FALSE);
+	posix_spawnattr_destroy(&attr);
+	if (rc != 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_IO, "cannot start %s: %s", k->session_path,
+		            g_strerror(rc));
+		return 0;
+	}
+	return pid;
 }
 
-/* Command line values override the config file. */
-static gboolean agent_options_apply(AgentOptions *opts, AgentConfig *config, GError **error)
+static char *agent_keeper_describe_exit(int status)
 {
-	if (opts->method != NULL) {
-		g_free(config->method);
-		config->method = g_strdup(opts->method);
-	}
-	if (opts->path != NULL) {
-		if (*opts->path == '\0') {
-			g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			                    "--path must not be empty");
-			return FALSE;
+	if (WIFEXITED(status))
+		return g_strdup_printf("exit status %d", WEXITSTATUS(status));
+	if (WIFSIGNALED(status))
+		return g_strdup_printf("killed by signal %d (%s)", WTERMSIG(status),
+		                       g_strsignal(WTERMSIG(status)));
+	return g_strdup_printf("wait status 0x%x", (guint)status);
+}
+
+/* Until the session ends; SIGTERM/SIGINT are passed on to it. Returns its wait status. */
+static int agent_keeper_wait_session(AgentKeeper *k, GPid pid)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = k->signal_fd, .events = POLLIN };
+		struct signalfd_siginfo info;
+		int status = 0;
+
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
+			g_warning("poll: %s", g_strerror(errno));
+			return 0;
 		}
-		g_free(config->path);
-		config->path = g_strdup(opts->path);
-	}
-	if (opts->sysroot != NULL) {
-		if (*opts->sysroot == '\0') {
-			g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			                    "--sysroot must not be empty");
-			return FALSE;
+		while (read(k->signal_fd, &info, sizeof(info)) == sizeof(info)) {
+			if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT) {
+				k->quit = TRUE;
+				kill(pid, SIGTERM);
+			}
 		}
-		g_free(config->sysroot);
-		config->sysroot = g_strdup(opts->sysroot);
+		/* SIGCHLD merges: ask rather than count */
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
 	}
-	if (opts->scratch_dir != NULL) {
-		if (*opts->scratch_dir == '\0') {
-			g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			                    "--scratch-dir must not be empty");
-			return FALSE;
+}
+
+/* After a session that failed to start: wait 1, 2, 4 ... 60 s, or until asked to quit. */
+static void agent_keeper_backoff(AgentKeeper *k)
+{
+	guint shift = MIN(k->failures - 1, 6u);
+	gint64 until = g_get_monotonic_time() +
+	               MIN((gint64)1 << shift, AGENT_KEEPER_MAX_BACKOFF_S) * G_USEC_PER_SEC;
+
+	g_warning("waiting %" G_GINT64_FORMAT " s before the next session",
+	          MIN((gint64)1 << shift, AGENT_KEEPER_MAX_BACKOFF_S));
+	while (!k->quit) {
+		gint64 left_ms = (until - g_get_monotonic_time()) / 1000;
+		struct pollfd pfd = { .fd = k->signal_fd, .events = POLLIN };
+
+		if (left_ms <= 0)
+			return;
+		if (poll(&pfd, 1, (int)MIN(left_ms, G_MAXINT)) > 0 && agent_keeper_read_signals(k))
+			k->quit = TRUE;
+	}
+}
+
+static void agent_keeper_run_session(AgentKeeper *k)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *how = NULL;
+	gint64 started = g_get_monotonic_time();
+	GPid pid = agent_keeper_spawn(k, &error);
+	int status;
+
+	if (pid == 0) {
+		g_warning("%s", error->message);
+		k->failures++;
+		agent_keeper_backoff(k);
+		return;
+	}
+	g_debug("session process %d started", (int)pid);
+	status = agent_keeper_wait_session(k, pid);
+	how = agent_keeper_describe_exit(status);
+	if (k->ep->kind == AGENT_ENDPOINT_VIRTIO_SERIAL) {
+		/* the session took the port's SIGIO: take it back, then look again */
+		if (!agent_endpoint_own_sigio(k->ep, &error)) {
+			g_warning("%s", error->message);
+			g_clear_error(&error);
 		}
-		g_free(config->scratch_dir);
-		config->scratch_dir = g_strdup(opts->scratch_dir);
+		k->host_connected = agent_endpoint_host_connected(k->ep);
 	}
-	if (opts->allow_rpcs != NULL) {
-		g_strfreev(config->allow_rpcs);
-		config->allow_rpcs = agent_options_merge_lists(opts->allow_rpcs);
-		if (config->allow_rpcs == NULL) {
-			g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
-			                    "--allow-rpcs needs at least one command name");
-			return FALSE;
+	agent_keeper_sample_stat(k);
+	if (k->quit) {
+		g_debug("session process %d ended: %s", (int)pid, how);
+		return;
+	}
+	if (g_get_monotonic_time() - started < AGENT_KEEPER_MIN_SESSION_US || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0) {
+		g_warning("session process %d ended after %.3f s: %s", (int)pid,
+		          (double)(g_get_monotonic_time() - started) / G_USEC_PER_SEC, how);
+		if (g_get_monotonic_time() - started < AGENT_KEEPER_MIN_SESSION_US) {
+			k->failures++;
+			agent_keeper_backoff(k);
+			return;
 		}
+	} else {
+		g_debug("session process %d ended: %s", (int)pid, how);
 	}
-	if (opts->block_rpcs != NULL) {
-		g_strfreev(config->block_rpcs);
-		config->block_rpcs = agent_options_merge_lists(opts->block_rpcs);
+	k->failures = 0;
+}
+
+/* Opens the endpoint and everything a session inherits; drops privileges last. */
+static gboolean agent_keeper_setup(AgentKeeper *k, GError **error)
+{
+	g_autofree char *data = NULL;
+	sigset_t set;
+	gsize len = 0;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGIO);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	k->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (k->signal_fd < 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_IO, "signalfd: %s", g_strerror(errno));
+		return FALSE;
 	}
-	if (opts->verbose)
-		config->verbose = TRUE;
+	k->ep = agent_endpoint_open(k->config, error);
+	if (k->ep == NULL)
+		return FALSE;
+	/* the session gets the port found, not the search */
+	g_free(k->config->path);
+	k->config->path = g_strdup(k->ep->path);
+	if (k->ep->kind == AGENT_ENDPOINT_VIRTIO_SERIAL) {
+		if (!agent_endpoint_own_sigio(k->ep, error))
+			return FALSE;
+		k->host_connected = agent_endpoint_host_connected(k->ep);
+		if (!k->host_connected)
+			g_message("waiting for the host to open %s", k->ep->path);
+	} else {
+		g_message("listening on %s", k->ep->path);
+	}
+	data = agent_config_to_data(k->config, &len);
+	k->config_fd = agent_keeper_memfd("guestbench-agent-config", data, len, error);
+	if (k->config_fd < 0)
+		return FALSE;
+	k->state_fd = agent_keeper_memfd("guestbench-agent-jobs", "", 0, error);
+	if (k->state_fd < 0)
+		return FALSE;
+	agent_keeper_sample_stat(k);
+	/* the port is open: from here on nothing needs a capability (SECURITY.md) */
+	if (!agent_privilege_drop(error)) {
+		g_prefix_error(error, "cannot drop privileges: ");
+		return FALSE;
+	}
 	return TRUE;
+}
+
+static void agent_keeper_clear(AgentKeeper *k)
+{
+	g_clear_pointer(&k->ep, agent_endpoint_free);
+	if (k->signal_fd >= 0)
+		close(k->signal_fd);
+	if (k->config_fd >= 0)
+		close(k->config_fd);
+	if (k->state_fd >= 0)
+		close(k->state_fd);
+	g_free(k->session_path);
+}
+
+/* --oneshot and stdio have no port to hold: the session process does it all. */
+static int agent_keeper_exec_session(const char *session_path, char **argv)
+{
+	g_free(argv[0]);
+	argv[0] = g_strdup(session_path);
+	execv(session_path, argv);
+	g_printerr("guestbench-agent: cannot run %s: %s\n", session_path, g_strerror(errno));
+	return AGENT_EXIT_ERROR;
 }
 
 int main(int argc, char **argv)
 {
-	AgentOptions opts = { 0 };
-	AgentMain self = { .exit_code = AGENT_EXIT_OK };
+	AgentOptions opts;
+	AgentKeeper k = { .signal_fd = -1, .config_fd = -1, .state_fd = -1 };
 	g_autoptr(GOptionContext) context = NULL;
 	g_autoptr(GError) error = NULL;
 	g_autoptr(AgentConfig) config = NULL;
-	g_autoptr(AgentTransport) transport = NULL;
-	const GOptionEntry entries[] = {
-		{ "method", 'm', 0, G_OPTION_ARG_STRING, &opts.method,
-		  "Transport: virtio-serial (default), unix-listen, vsock-listen or stdio",
-		  "METHOD" },
-		{ "path", 'p', 0, G_OPTION_ARG_STRING, &opts.path,
-		  "virtio-serial: port device (default: the port named " GB_AGENT_PORT_NAME
-		  "); unix-listen: socket path; vsock-listen: CID:PORT (CID -1 or any = all)",
-		  "PATH" },
-		{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &opts.config,
-		  "Config file (default " GB_AGENT_DEFAULT_CONFIG ", used if it exists)", "FILE" },
-		{ "sysroot", 0, 0, G_OPTION_ARG_FILENAME, &opts.sysroot,
-		  "Read facts from /proc and /sys under DIR instead of / (default /)", "DIR" },
-		{ "scratch-dir", 0, 0, G_OPTION_ARG_FILENAME, &opts.scratch_dir,
-		  "The only directory a disk benchmark may write to "
-		  "(default " GB_AGENT_DEFAULT_SCRATCH ")",
-		  "DIR" },
-		{ "allow-rpcs", 'a', 0, G_OPTION_ARG_STRING_ARRAY, &opts.allow_rpcs,
-		  "Comma list of commands to enable (globs allowed); all others are disabled",
-		  "LIST" },
-		{ "block-rpcs", 'b', 0, G_OPTION_ARG_STRING_ARRAY, &opts.block_rpcs,
-		  "Comma list of commands to disable (globs allowed, e.g. gb-bench-*); wins over "
-		  "--allow-rpcs",
-		  "LIST" },
-		{ "oneshot", 0, 0, G_OPTION_ARG_STRING, &opts.oneshot,
-		  "Run the one request JSON, print its reply to stdout and exit", "JSON" },
-		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &opts.verbose,
-		  "Log debug messages (each request, client and host events) to stderr", NULL },
-		{ "version", 0, 0, G_OPTION_ARG_NONE, &opts.version, "Print the version and exit",
-		  NULL },
-		{ NULL },
-	};
-	sigset_t quit_signals;
+	g_auto(GStrv) args = g_strdupv(argv);
 	int rc;
 
 	/* before anything can start a thread: SIGIO must stay blocked in all of them */
-	agent_transport_block_sigio();
-	/* a peer that vanishes mid-write is an EPIPE to handle, not a reason to die */
-	signal(SIGPIPE, SIG_IGN);
-	/* stdout may carry replies (stdio, --oneshot): logs go to stderr only */
+	agent_endpoint_block_sigio();
 	g_log_writer_default_set_use_stderr(TRUE);
 
-	context = g_option_context_new("- guestbench guest agent");
-	g_option_context_add_main_entries(context, entries, NULL);
-	g_option_context_set_description(
-	    context,
-	    "Answers guestbench (and any QEMU guest agent client) on a virtio-serial port:\n"
-	    "facts about the guest and benchmarks run inside it.\n"
-	    "\n"
-	    "The config file is a key file with one group [general] and the keys method,\n"
-	    "path, sysroot, scratch-dir, allow-rpcs, block-rpcs (lists separated by ',' or\n"
-	    "';'), verbose (true/false), max-message-size (bytes, default 1048576),\n"
-	    "max-bench-seconds (default 600) and max-bench-file-size (bytes, default 8 GiB).\n"
-	    "Options on the command line override the file.\n"
-	    "\n"
-	    "Exit status: 0 on success (also after SIGTERM/SIGINT), 1 on a runtime error,\n"
-	    "2 on a usage or configuration error.");
-	if (!g_option_context_parse(context, &argc, &argv, &error)) {
-		rc = agent_usage_error(error->message);
-		agent_options_clear(&opts);
+	agent_options_init(&opts);
+	context = agent_options_context(&opts, FALSE);
+	rc = agent_options_parse(&opts, context, &argc, &argv);
+	if (rc >= 0)
 		return rc;
-	}
-	if (argc > 1) {
-		g_autofree char *msg = g_strdup_printf("unexpected argument '%s'", argv[1]);
-		agent_options_clear(&opts);
-		return agent_usage_error(msg);
-	}
-	if (opts.version) {
-		g_print("guestbench-agent %s\n", GB_VERSION);
-		agent_options_clear(&opts);
-		return AGENT_EXIT_OK;
-	}
-
 	config = agent_config_new();
 	if (!agent_config_load_file(config,
 	                            opts.config != NULL ? opts.config : GB_AGENT_DEFAULT_CONFIG,
@@ -361,59 +400,24 @@ int main(int argc, char **argv)
 	}
 	if (config->verbose)
 		g_log_set_debug_enabled(TRUE);
-	config->bench_worker = agent_find_program("guestbench-agent-bench");
-	self.ctx.config = config;
-
-	if (opts.oneshot != NULL) {
-		/* nothing to open: drop at once (SECURITY.md) */
-		if (!agent_privilege_drop(&error)) {
-			g_printerr("guestbench-agent: cannot drop privileges: %s\n",
-			           error->message);
-			agent_options_clear(&opts);
-			return AGENT_EXIT_ERROR;
-		}
-		rc = agent_run_oneshot(&self, opts.oneshot);
-		agent_jobs_shutdown(&self.ctx);
+	k.session_path = agent_find_program("guestbench-agent-session");
+	if (opts.oneshot != NULL || g_strcmp0(config->method, "stdio") == 0) {
 		agent_options_clear(&opts);
+		rc = agent_keeper_exec_session(k.session_path, args);
+		agent_keeper_clear(&k);
 		return rc;
 	}
 	agent_options_clear(&opts);
 
-	self.loop = g_main_loop_new(NULL, FALSE);
-	/*
-	 * A client may signal us as soon as it can connect: hold SIGTERM/SIGINT
-	 * from before the socket exists until their sources are in place. Those
-	 * sources start GLib's worker thread, and capabilities are per thread, so
-	 * the privileges go first (SECURITY.md).
-	 */
-	sigemptyset(&quit_signals);
-	sigaddset(&quit_signals, SIGTERM);
-	sigaddset(&quit_signals, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &quit_signals, NULL);
-	/* the first gb-get-facts measures steal since start-up instead of sleeping */
-	agent_facts_steal_prime(config->sysroot != NULL ? config->sysroot : "/");
-	transport =
-	    agent_transport_new(config, agent_main_handle, agent_main_closed, &self, &error);
-	if (transport == NULL) {
+	k.config = config;
+	if (!agent_keeper_setup(&k, &error)) {
 		g_printerr("guestbench-agent: %s\n", error->message);
-		g_main_loop_unref(self.loop);
+		agent_keeper_clear(&k);
 		return AGENT_EXIT_ERROR;
 	}
-	/* the port is open: from here on nothing needs a capability */
-	if (!agent_privilege_drop(&error)) {
-		g_printerr("guestbench-agent: cannot drop privileges: %s\n", error->message);
-		g_clear_pointer(&transport, agent_transport_free);
-		g_main_loop_unref(self.loop);
-		return AGENT_EXIT_ERROR;
-	}
-	g_unix_signal_add(SIGTERM, agent_main_quit_cb, &self);
-	g_unix_signal_add(SIGINT, agent_main_quit_cb, &self);
-	pthread_sigmask(SIG_UNBLOCK, &quit_signals, NULL);
-	g_main_loop_run(self.loop);
-
-	/* stop a running benchmark before its context goes away */
-	agent_jobs_shutdown(&self.ctx);
-	g_clear_pointer(&transport, agent_transport_free);
-	g_main_loop_unref(self.loop);
-	return self.exit_code;
+	while (!k.quit && agent_keeper_wait_host(&k))
+		agent_keeper_run_session(&k);
+	g_debug("quitting");
+	agent_keeper_clear(&k);
+	return AGENT_EXIT_OK;
 }

@@ -30,23 +30,21 @@ typedef void (*AgentTransportClosedFunc)(const GError *error, gpointer user_data
 AgentTransport *agent_transport_new(const AgentConfig *config, AgentTransportHandler handler,
                                     AgentTransportClosedFunc closed, gpointer user_data,
                                     GError **error);
+/*
+ * The same on an endpoint another process opened (the port or the listening
+ * socket, as fd): a session process of the agent (session.c).
+ */
+AgentTransport *agent_transport_adopt(const AgentConfig *config, int fd,
+                                      AgentTransportHandler handler,
+                                      AgentTransportClosedFunc closed, gpointer user_data,
+                                      GError **error);
+/*
+ * Nothing half-read, nothing unsent, and (unix-listen, vsock-listen) no
+ * client connected: the process may end without losing anything.
+ */
+gboolean agent_transport_is_idle(AgentTransport *transport);
 /* Closes everything; a unix socket we created is unlinked. */
 void agent_transport_free(AgentTransport *transport);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(AgentTransport, agent_transport_free)
-
-/* Blocks SIGIO in the calling thread; call first in main() so all threads inherit it. */
-void agent_transport_block_sigio(void);
-
-/* "CID:PORT"; CID may be -1 or "any". */
-gboolean agent_transport_parse_vsock(const char *addr, guint32 *cid, guint32 *port, GError **error);
-
-/*
- * Finds the device of the virtio-serial port called name: devdir/name if it
- * exists (udev's link, devdir normally /dev/virtio-ports), else the entry of
- * sysdir (normally /sys/class/virtio-ports) whose "name" file holds name,
- * as /dev/ENTRY. Returns a new path or NULL with an error naming the port.
- */
-char *agent_transport_find_virtio_port(const char *name, const char *devdir, const char *sysdir,
-                                       GError **error);
 
 G_END_DECLS

@@ -405,6 +405,34 @@ class Proc:
         self.stop()
 
 
+def sessions(agent_pid):
+    """Session processes (guestbench-agent-session) the agent's resident process runs now."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                rest = f.read().rsplit(")", 1)[1].split()
+            with open("/proc/%s/cmdline" % name, "rb") as f:
+                argv0 = f.read().split(b"\0")[0]
+        except (OSError, IndexError):
+            continue
+        if (int(rest[1]) == agent_pid and rest[0] != "Z" and
+                os.path.basename(argv0) == b"guestbench-agent-session"):
+            out.append(int(name))
+    return out
+
+
+def wait_no_session(agent_pid, timeout=60.0):
+    """Until the agent's session process has ended (the agent idles as it does between hosts)."""
+    deadline = time.monotonic() + timeout
+    while sessions(agent_pid):
+        if time.monotonic() > deadline:
+            raise TimeoutError("the agent's session process did not end")
+        time.sleep(0.05)
+
+
 def wait_socket(path, proc, timeout=10.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

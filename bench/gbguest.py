@@ -116,7 +116,10 @@ def pin_agent(ge):
     pids = ge.run(["/bin/pidof", "guestbench-agent"]).split()
     if len(pids) != 1:
         raise RuntimeError("expected one guestbench-agent in the guest, found %r" % pids)
-    ge.run(["/bin/taskset", "-a", "-p", "-c", str(VCPU), pids[0]])
+    # the session process it starts inherits this; one already running is pinned too
+    pids += ge.run(["/bin/sh", "-c", "pidof guestbench-agent-session || true"]).split()
+    for pid in pids:
+        ge.run(["/bin/taskset", "-a", "-p", "-c", str(VCPU), pid])
 
 
 # ---- the four tests: (ours, reference) per run --------------------------------

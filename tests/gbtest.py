@@ -67,6 +67,29 @@ def start_agents(tmp, names):
     return procs, socks
 
 
+def signal_agent(pid, sig):
+    """sig to an agent and every process under it (its session process, a benchmark's):
+    the whole guest agent stops or resumes, as a hung guest would."""
+    children = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        todo += children.get(p, [])
+        try:
+            os.kill(p, sig)
+        except ProcessLookupError:
+            pass
+
+
 def stop(procs):
     """SIGTERM to each process still running, then wait; SIGKILL after 5 s."""
     for p in procs:

@@ -83,6 +83,16 @@ JsonNode *agent_cmd_bench_cancel(AgentContext *agent, JsonObject *args, GError *
 JsonNode *agent_cmd_bench_list(AgentContext *agent, JsonObject *args, GError **error);
 /* Cancels a running job and joins its thread (agent shutdown). */
 void agent_jobs_shutdown(AgentContext *agent);
+/* Whether a job is running (a session process does not end while one is). */
+gboolean agent_jobs_busy(AgentContext *agent);
+/*
+ * The finished jobs and the next id, written over fd (a memfd the resident
+ * process keeps) when a session process ends, and read back by the next one,
+ * so that gb-bench-status and gb-bench-list answer as if one process had run
+ * them all. Loading an empty fd is fine; a malformed one is an error.
+ */
+gboolean agent_jobs_save(AgentContext *agent, int fd, GError **error);
+gboolean agent_jobs_load(AgentContext *agent, int fd, GError **error);
 
 /* Helpers the job runner and the benchmarks share. */
 

@@ -26,6 +26,7 @@
 #include "gb-error.h"
 #include "gb-json.h"
 #include "job.h"
+#include "options.h"
 
 /* How often the job's thread looks at a cancel or the deadline while it waits for events. */
 #define AGENT_JOB_POLL_MS 100
@@ -99,6 +100,8 @@ static void agent_job_free(AgentJob *job)
 	g_free(job->error);
 	g_free(job);
 }
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(AgentJob, agent_job_free)
 
 static AgentJobs *agent_jobs_get(AgentContext *agent)
 {
@@ -719,4 +722,172 @@ void agent_jobs_shutdown(AgentContext *agent)
 	g_mutex_clear(&jobs->mutex);
 	g_free(jobs);
 	agent->jobs = NULL;
+}
+
+gboolean agent_jobs_busy(AgentContext *agent)
+{
+	AgentJobs *jobs = agent->jobs;
+	gboolean busy;
+
+	if (jobs == NULL)
+		return FALSE;
+	g_mutex_lock(&jobs->mutex);
+	busy = jobs->running != NULL;
+	g_mutex_unlock(&jobs->mutex);
+	return busy;
+}
+
+/* ---- finished jobs across session processes ---- */
+
+static JsonNode *agent_job_save_one(AgentJob *job)
+{
+	g_autoptr(JsonNode) node = agent_job_to_json(job, TRUE);
+	JsonObject *obj = json_node_get_object(node);
+
+	json_object_remove_member(obj, "age");
+	json_object_set_int_member(obj, "started_us", job->started_us);
+	json_object_set_boolean_member(obj, "read", job->read);
+	return g_steal_pointer(&node);
+}
+
+gboolean agent_jobs_save(AgentContext *agent, int fd, GError **error)
+{
+	AgentJobs *jobs = agent_jobs_get(agent);
+	g_autoptr(JsonNode) root = NULL;
+	g_autofree char *text = NULL;
+	JsonObject *obj = json_object_new();
+	JsonArray *arr = json_array_new();
+	gsize len = 0;
+	gsize done = 0;
+
+	{
+		g_autoptr(GMutexLocker) G_GNUC_UNUSED locker = g_mutex_locker_new(&jobs->mutex);
+
+		agent_jobs_reap(jobs);
+		for (guint i = 0; i < jobs->jobs->len; i++) {
+			AgentJob *job = g_ptr_array_index(jobs->jobs, i);
+			if (job->state != AGENT_JOB_RUNNING)
+				json_array_add_element(arr, agent_job_save_one(job));
+		}
+		json_object_set_int_member(obj, "next_id", jobs->next_id);
+	}
+	json_object_set_array_member(obj, "jobs", arr);
+	root = agent_job_node_take(obj);
+	text = gb_json_to_string(root, &len);
+	if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0) {
+		g_set_error(error, GB_ERROR, GB_ERROR_IO, "cannot rewrite the job history: %s",
+		            g_strerror(errno));
+		return FALSE;
+	}
+	while (done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			g_set_error(error, GB_ERROR, GB_ERROR_IO,
+			            "cannot write the job history: %s",
+			            n < 0 ? g_strerror(errno) : "short write");
+			return FALSE;
+		}
+		done += (gsize)n;
+	}
+	return TRUE;
+}
+
+static AgentJob *agent_job_load_one(AgentJobs *jobs, JsonNode *node, GError **error)
+{
+	static const char *const allowed[] = { "job",   "test",   "state",      "progress", "phase",
+		                               "error", "result", "started_us", "read",     NULL };
+	g_autoptr(AgentJob) job = g_new0(AgentJob, 1);
+	JsonObject *obj = NULL;
+	JsonNode *result = NULL;
+	const char *test = NULL;
+	const char *state = NULL;
+	const char *phase = NULL;
+	const char *err = NULL;
+	gboolean read = FALSE;
+
+	job->in_fd = -1;
+	job->out_fd = -1;
+	job->jobs = jobs;
+	job->rate = NAN;
+	if (!gb_json_node_get_object(node, "job", &obj, error) ||
+	    !gb_json_check_members(obj, allowed, error) ||
+	    !gb_json_get_int(obj, "job", GB_JSON_REQUIRED, 1, G_MAXINT64 - 1, &job->id, error) ||
+	    !gb_json_get_string(obj, "test", GB_JSON_REQUIRED, &test, error) ||
+	    !gb_json_get_string(obj, "state", GB_JSON_REQUIRED, &state, error) ||
+	    !gb_json_get_double(obj, "progress", GB_JSON_REQUIRED, 0, 1, &job->progress, error) ||
+	    !gb_json_get_string(obj, "phase", GB_JSON_REQUIRED, &phase, error) ||
+	    !gb_json_get_string(obj, "error", GB_JSON_OPTIONAL, &err, error) ||
+	    !gb_json_get_int(obj, "started_us", GB_JSON_REQUIRED, 0, G_MAXINT64, &job->started_us,
+	                     error) ||
+	    !gb_json_get_bool(obj, "read", GB_JSON_REQUIRED, &read, error))
+		return NULL;
+	job->bench = agent_bench_lookup(test);
+	if (job->bench == NULL) {
+		g_set_error(error, GB_ERROR, GB_ERROR_PARSE, "unknown test '%s'", test);
+		return NULL;
+	}
+	job->state = AGENT_JOB_RUNNING;
+	for (guint i = AGENT_JOB_DONE; i < G_N_ELEMENTS(agent_job_state_names); i++)
+		if (g_strcmp0(state, agent_job_state_names[i]) == 0)
+			job->state = (AgentJobState)i;
+	if (job->state == AGENT_JOB_RUNNING) {
+		g_set_error(error, GB_ERROR, GB_ERROR_PARSE, "state '%s' is not a finished one",
+		            state);
+		return NULL;
+	}
+	job->read = read;
+	job->phase = g_strdup(phase);
+	job->error = g_strdup(err);
+	result = json_object_get_member(obj, "result");
+	if (result != NULL && !JSON_NODE_HOLDS_NULL(result))
+		job->result = json_node_copy(result);
+	return g_steal_pointer(&job);
+}
+
+gboolean agent_jobs_load(AgentContext *agent, int fd, GError **error)
+{
+	AgentJobs *jobs = agent_jobs_get(agent);
+	g_autoptr(GByteArray) buf = g_byte_array_new();
+	g_autoptr(JsonNode) root = NULL;
+	JsonObject *obj = NULL;
+	JsonArray *arr = NULL;
+	g_autoptr(GPtrArray) loaded = NULL;
+	gint64 next_id = 1;
+	gboolean ok = TRUE;
+
+	if (!agent_read_fd(fd, AGENT_JOB_EVENT_MAX, buf, error)) {
+		g_prefix_error(error, "cannot read the job history: ");
+		return FALSE;
+	}
+	/* the first session finds it empty */
+	if (buf->len == 0)
+		return TRUE;
+	root = gb_json_parse((const char *)buf->data, buf->len, error);
+	if (root == NULL || !gb_json_node_get_object(root, "job history", &obj, error) ||
+	    !gb_json_get_int(obj, "next_id", GB_JSON_REQUIRED, 1, G_MAXINT64, &next_id, error) ||
+	    !gb_json_get_array(obj, "jobs", GB_JSON_REQUIRED, &arr, error)) {
+		g_prefix_error(error, "job history: ");
+		return FALSE;
+	}
+	/* all or nothing: a history that fails half-way leaves none of it */
+	loaded = g_ptr_array_new_with_free_func((GDestroyNotify)agent_job_free);
+	for (guint i = 0; ok && i < json_array_get_length(arr); i++) {
+		AgentJob *job = agent_job_load_one(jobs, json_array_get_element(arr, i), error);
+		if (job == NULL) {
+			g_prefix_error(error, "job history, entry %u: ", i);
+			ok = FALSE;
+			break;
+		}
+		next_id = MAX(next_id, job->id + 1);
+		g_ptr_array_add(loaded, job);
+	}
+	if (ok) {
+		g_mutex_lock(&jobs->mutex);
+		g_ptr_array_extend_and_steal(jobs->jobs, g_steal_pointer(&loaded));
+		jobs->next_id = next_id;
+		g_mutex_unlock(&jobs->mutex);
+	}
+	return ok;
 }

@@ -43,6 +43,13 @@ JsonNode *agent_facts_collect_steal(AgentFactsContext *ctx);
 /* Takes the first steal sample at start-up (under sysroot); errors are ignored. */
 void agent_facts_steal_prime(const char *sysroot);
 /*
+ * The same from a sample another process took: line is the first line of
+ * /proc/stat under sysroot, read at taken_us (g_get_monotonic_time(), which
+ * all processes share). FALSE with an error for a line that is not one.
+ */
+gboolean agent_facts_steal_prime_line(const char *sysroot, const char *line, gint64 taken_us,
+                                      GError **error);
+/*
  * The CPU load of the whole system over window_ms from now (sleeps that long, in
  * 10 ms slices that stop early once the atomic *cancel, if given, is set): busy (not
  * idle nor iowait) and steal, in % of all ticks, from /proc/stat under sysroot.

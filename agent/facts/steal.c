@@ -15,14 +15,11 @@ typedef struct {
 	guint64 total;
 } StealSample;
 
-static gboolean steal_read(AgentFactsContext *ctx, StealSample *sample, GError **error)
+/* The "cpu" total: the first line of text, which may end there. */
+static gboolean steal_parse(const char *text, StealSample *sample, GError **error)
 {
-	g_autofree char *text = agent_facts_read_text(ctx->sysroot, STAT_PATH, error);
-	g_auto(GStrv) lines = NULL;
+	g_auto(GStrv) lines = g_strsplit(text, "\n", 2);
 
-	if (text == NULL)
-		return FALSE;
-	lines = g_strsplit(text, "\n", 2);
 	if (lines[0] == NULL || !g_str_has_prefix(lines[0], "cpu ")) {
 		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
 		                    STAT_PATH ": first line is not the 'cpu' total");
@@ -59,6 +56,13 @@ static gboolean steal_read(AgentFactsContext *ctx, StealSample *sample, GError *
 		}
 	}
 	return TRUE;
+}
+
+static gboolean steal_read(AgentFactsContext *ctx, StealSample *sample, GError **error)
+{
+	g_autofree char *text = agent_facts_read_text(ctx->sysroot, STAT_PATH, error);
+
+	return text != NULL && steal_parse(text, sample, error);
 }
 
 /*
@@ -121,6 +125,22 @@ void agent_facts_steal_prime(const char *sysroot)
 
 	if (steal_read(&ctx, &sample, NULL))
 		steal_remember(sysroot, &sample, g_get_monotonic_time(), 0);
+}
+
+gboolean agent_facts_steal_prime_line(const char *sysroot, const char *line, gint64 taken_us,
+                                      GError **error)
+{
+	StealSample sample = { 0 };
+
+	if (taken_us <= 0 || taken_us > g_get_monotonic_time()) {
+		g_set_error(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		            "steal sample time %" G_GINT64_FORMAT " is not in the past", taken_us);
+		return FALSE;
+	}
+	if (!steal_parse(line, &sample, error))
+		return FALSE;
+	steal_remember(sysroot, &sample, taken_us, 0);
+	return TRUE;
 }
 
 JsonNode *agent_facts_collect_steal(AgentFactsContext *ctx)

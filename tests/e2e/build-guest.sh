@@ -230,14 +230,16 @@ copy_with_libs() {
 }
 for b in "$@"; do
 	copy_with_libs "$b" "/usr/bin/$(basename "$b")"
-	# each benchmark job of the agent runs in the program built beside it
+	# the agent answers in its session program and runs each benchmark job in
+	# its bench program, both built beside it
 	if [ "$(basename "$b")" = guestbench-agent ]; then
-		worker=$(dirname "$b")/guestbench-agent-bench
-		if [ ! -x "$worker" ]; then
-			echo "build-guest: $worker is missing: the agent runs its benchmarks in it" >&2
-			exit 1
-		fi
-		copy_with_libs "$worker" /usr/bin/guestbench-agent-bench
+		for helper in guestbench-agent-session guestbench-agent-bench; do
+			if [ ! -x "$(dirname "$b")/$helper" ]; then
+				echo "build-guest: $(dirname "$b")/$helper is missing: the agent needs it" >&2
+				exit 1
+			fi
+			copy_with_libs "$(dirname "$b")/$helper" "/usr/bin/$helper"
+		done
 	fi
 done
 if [ -d /etc/ssl ]; then

@@ -1174,7 +1174,9 @@ def needed_libs(binary):
 
 def check_libs(have_libvirt):
     """The agent runs inside guests and never links libvirt, nor libcrypto
-    (only guestbench-agent-bench, which runs its benchmark jobs, does); the
+    (only guestbench-agent-bench, which runs its benchmark jobs, does); its
+    resident process links GLib and libc alone (JSON, GIO and the rest are
+    its session process's, guestbench-agent-session); the
     host CLI never links libvirt either (a Proxmox VE node has none): built
     with libvirt, it loads libvirt.so.0 and libvirt-qemu.so.0 at its first
     libvirt call."""
@@ -1188,6 +1190,12 @@ def check_libs(have_libvirt):
     crypto = [l for l in needed_libs(os.environ["GB_AGENT"]) if l.startswith("libcrypto")]
     if crypto:
         problems.append(f"guestbench-agent links {crypto}: only guestbench-agent-bench may")
+    resident_ok = ("libglib-2.0.so.", "libc.so.", "libasan.so.", "libubsan.so.", "libm.so.",
+                   "libgcc_s.so.", "libstdc++.so.")
+    extra = [l for l in needed_libs(os.environ["GB_AGENT"]) if not l.startswith(resident_ok)]
+    if extra:
+        problems.append(f"guestbench-agent links {extra}: the resident process needs GLib "
+                        "alone; the rest belongs in guestbench-agent-session")
     cli = [l for l in needed_libs(os.environ["GB_CLI"]) if l.startswith("libvirt")]
     if cli:
         problems.append(f"guestbench links {sorted(cli)}: it must start without libvirt")

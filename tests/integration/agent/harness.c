@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -250,6 +251,59 @@ GPid harness_pid(GSubprocess *proc)
 
 	g_assert_nonnull(id);
 	return (GPid)g_ascii_strtoll(id, NULL, 10);
+}
+
+/* The parent pid from /proc/PID/stat; 0 when pid has gone. */
+static GPid harness_ppid(GPid pid)
+{
+	g_autofree char *fn = g_strdup_printf("/proc/%d/stat", (int)pid);
+	g_autofree char *contents = NULL;
+	const char *rest;
+	int ppid = 0;
+
+	if (!g_file_get_contents(fn, &contents, NULL, NULL))
+		return 0;
+	/* the command name may hold anything: fields start after the last ')' */
+	rest = strrchr(contents, ')');
+	if (rest == NULL || sscanf(rest + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
+GPid harness_find_session(GPid agent)
+{
+	g_autoptr(GDir) dir = g_dir_open("/proc", 0, NULL);
+	const char *name;
+
+	g_assert_nonnull(dir);
+	while ((name = g_dir_read_name(dir)) != NULL) {
+		GPid pid = (GPid)g_ascii_strtoll(name, NULL, 10);
+		g_autofree char *fn = NULL;
+		g_autofree char *cmdline = NULL;
+		g_autofree char *base = NULL;
+
+		if (pid <= 0 || harness_ppid(pid) != agent)
+			continue;
+		fn = g_strdup_printf("/proc/%d/cmdline", (int)pid);
+		if (!g_file_get_contents(fn, &cmdline, NULL, NULL) || *cmdline == '\0')
+			continue;
+		base = g_path_get_basename(cmdline);
+		if (g_strcmp0(base, "guestbench-agent-session") == 0)
+			return pid;
+	}
+	return 0;
+}
+
+GPid harness_session_pid(GPid agent)
+{
+	gint64 deadline = g_get_monotonic_time() + (gint64)HARNESS_TIMEOUT_MS * 1000;
+	GPid pid;
+
+	while ((pid = harness_find_session(agent)) == 0) {
+		g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+		g_usleep(10 * 1000);
+	}
+	return pid;
 }
 
 guint64 harness_proc_cpu_ticks(GPid pid)

@@ -52,6 +52,13 @@ char *harness_get_id(JsonNode *reply);
 guint64 harness_proc_cpu_ticks(GPid pid);
 guint64 harness_proc_rss_kib(GPid pid);
 GPid harness_pid(GSubprocess *proc);
+/*
+ * The session process of the agent whose resident process is agent (the
+ * child named guestbench-agent-session that answers): 0 when there is none
+ * now; harness_session_pid() waits for one and asserts it came.
+ */
+GPid harness_find_session(GPid agent);
+GPid harness_session_pid(GPid agent);
 /* A "Name:  N kB" field of /proc/PID/status (e.g. "VmHWM") in KiB. */
 guint64 harness_proc_status_kib(GPid pid, const char *field);
 /*

@@ -21,7 +21,7 @@
 #include <glib/gstdio.h>
 
 #include "harness.h"
-#include "transport.h"
+#include "endpoint.h"
 
 /* Starts an agent with extra arguments and hands the harness to the test. */
 static void test_with_agent(Harness *h, const char *const *extra)
@@ -468,7 +468,8 @@ static void test_slow_reader(void)
 	int flags;
 
 	test_with_agent(&h, NULL);
-	pid = harness_pid(h.proc);
+	/* the session process reads and answers: its memory is what must stay bounded */
+	pid = harness_session_pid(harness_pid(h.proc));
 	rss_before = harness_proc_rss_kib(pid);
 	/* a 4 KiB id makes each reply 4 KiB: unbounded, 20000 of them are 80 MiB */
 	while (req->len < 4096)
@@ -598,6 +599,8 @@ static void test_config_errors(void)
 		{ "[general]\nmax-message-size=-1\n", "[general] max-message-size: expected" },
 		{ "[general]\nmax-message-size=1\n", "[general] max-message-size: expected" },
 		{ "[general]\nmax-bench-seconds=0\n", "[general] max-bench-seconds: expected" },
+		{ "[general]\nlinger-seconds=0\n", "[general] linger-seconds: expected" },
+		{ "[general]\nlinger-seconds=86401\n", "[general] linger-seconds: expected" },
 		{ "[general]\nmax-bench-file-size=12x\n", "[general] max-bench-file-size" },
 		{ "[general]\nmethod=carrier-pigeon\n", "[general] method: unknown method" },
 		{ "[general]\nsysroot=\n", "[general] sysroot: expected a directory" },
@@ -727,6 +730,9 @@ static void test_cli_errors(void)
 		{ { "-p", "", NULL }, "--path must not be empty" },
 		{ { "--sysroot", "", NULL }, "--sysroot must not be empty" },
 		{ { "-a", ",", NULL }, "--allow-rpcs needs" },
+		{ { "--linger", "0", NULL }, "--linger must be 1 to 86400 seconds" },
+		{ { "--linger", "x", NULL }, "Cannot parse integer value" },
+		{ { "--endpoint-fd", "3", NULL }, "Unknown option" },
 		{ { "--oneshot", "", NULL }, "--oneshot needs a request" },
 		{ { "--oneshot", "{\"execute\":\"guest-ping\"}{\"execute\":\"guest-ping\"}", NULL },
 		  "exactly one request" },
@@ -752,17 +758,10 @@ static void test_version_help(void)
 	g_autofree char *err2 = NULL;
 	const char *const version[] = { "--version", NULL };
 	const char *const help[] = { "--help", NULL };
-	const char *const options[] = { "--method",
-		                        "--path",
-		                        "--config",
-		                        "--sysroot",
-		                        "--scratch-dir",
-		                        "--allow-rpcs",
-		                        "--block-rpcs",
-		                        "--oneshot",
-		                        "--verbose",
-		                        "--version",
-		                        NULL };
+	const char *const options[] = { "--method",     "--path",        "--config",
+		                        "--sysroot",    "--scratch-dir", "--allow-rpcs",
+		                        "--block-rpcs", "--linger",      "--oneshot",
+		                        "--verbose",    "--version",     NULL };
 
 	g_assert_cmpint(harness_run_agent(version, NULL, &out, &err), ==, 0);
 	g_assert_cmpstr(out, ==, "guestbench-agent " GB_VERSION "\n");
@@ -858,6 +857,7 @@ static void test_virtio_pty(void)
 	guint64 before;
 	guint64 after;
 	GPid pid;
+	GPid session;
 	int master;
 
 	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -883,12 +883,13 @@ static void test_virtio_pty(void)
 	g_assert_cmpint(json_node_get_int(harness_get_return(reply)), ==, 31);
 
 	/* the "host" goes away: the agent must neither spin nor exit */
-	close(master);
 	pid = harness_pid(proc);
+	session = harness_session_pid(pid);
+	close(master);
 	g_usleep(200 * 1000);
-	before = harness_proc_cpu_ticks(pid);
+	before = harness_proc_cpu_ticks(pid) + harness_proc_cpu_ticks(session);
 	g_usleep(G_USEC_PER_SEC);
-	after = harness_proc_cpu_ticks(pid);
+	after = harness_proc_cpu_ticks(pid) + harness_proc_cpu_ticks(session);
 	g_test_message("CPU ticks over 1 s without a host: %" G_GUINT64_FORMAT, after - before);
 	g_assert_cmpuint(after - before, <, 5);
 	g_assert_nonnull(g_subprocess_get_identifier(proc));
@@ -943,23 +944,23 @@ static void test_find_port(void)
 	g_assert_cmpint(g_mkdir_with_parents(p3, 0755), ==, 0);
 	g_assert_true(g_file_set_contents(n1, "org.qemu.guest_agent.0\n", -1, NULL));
 	g_assert_true(g_file_set_contents(n2, GB_AGENT_PORT_NAME "\n", -1, NULL));
-	found = agent_transport_find_virtio_port(GB_AGENT_PORT_NAME, devdir, sysdir, &error);
+	found = agent_endpoint_find_virtio_port(GB_AGENT_PORT_NAME, devdir, sysdir, &error);
 	g_assert_no_error(error);
 	g_assert_cmpstr(found, ==, "/dev/vport1p3");
 
 	/* the udev link wins */
 	g_assert_cmpint(g_mkdir_with_parents(devdir, 0755), ==, 0);
 	g_assert_cmpint(symlink("../vport1p3", link), ==, 0);
-	found2 = agent_transport_find_virtio_port(GB_AGENT_PORT_NAME, devdir, sysdir, &error);
+	found2 = agent_endpoint_find_virtio_port(GB_AGENT_PORT_NAME, devdir, sysdir, &error);
 	g_assert_no_error(error);
 	g_assert_cmpstr(found2, ==, link);
 
-	none = agent_transport_find_virtio_port("org.example.none", devdir, sysdir, &error);
+	none = agent_endpoint_find_virtio_port("org.example.none", devdir, sysdir, &error);
 	g_assert_null(none);
 	g_assert_nonnull(error);
 	g_assert_nonnull(strstr(error->message, "org.example.none"));
 	g_clear_error(&error);
-	nodir = agent_transport_find_virtio_port("x", "/nonexistent", "/nonexistent", &error);
+	nodir = agent_endpoint_find_virtio_port("x", "/nonexistent", "/nonexistent", &error);
 	g_assert_null(nodir);
 	g_assert_nonnull(error);
 
@@ -1052,8 +1053,8 @@ static void test_valgrind(void)
 	}
 	proc = g_subprocess_new(G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE,
 	                        &error, valgrind, "-q", "--error-exitcode=9", "--leak-check=full",
-	                        "--errors-for-leak-kinds=definite", g_getenv("GB_AGENT"), "-m",
-	                        "stdio", "-b", "gb-get-facts", NULL);
+	                        "--errors-for-leak-kinds=definite", "--trace-children=yes",
+	                        g_getenv("GB_AGENT"), "-m", "stdio", "-b", "gb-get-facts", NULL);
 	g_assert_no_error(error);
 	input = g_bytes_new_static(data, sizeof(data) - 1);
 	g_assert_true(g_subprocess_communicate(proc, input, NULL, &out, NULL, &error));

@@ -25,7 +25,7 @@ import time
 from datetime import datetime
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from gbtest import check, start_agents, stop, tap_report  # noqa: E402
+from gbtest import check, signal_agent, start_agents, stop, tap_report  # noqa: E402
 
 CLI = os.environ["GB_CLI"]
 ESCAPES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -111,7 +111,7 @@ def main(hostile_agent):
         stop(burners)
         for p in procs:
             if p.poll() is None:
-                p.send_signal(signal.SIGCONT)
+                signal_agent(p.pid, signal.SIGCONT)
         stop(procs)
         subprocess.run(["rm", "-rf", tmp])
     return tap_report()
@@ -270,11 +270,11 @@ def cases(tmp, procs, socks, burners):
           p.stdout)
 
     # ---- a stopped agent in the middle of the schedule --------------------------------
-    os.kill(procs[1].pid, signal.SIGSTOP)
+    signal_agent(procs[1].pid, signal.SIGSTOP)
     t0 = time.monotonic()
     p = cli(*AES, "--timeout", "2", "--format", "json", *socks[:3])
     took = time.monotonic() - t0
-    os.kill(procs[1].pid, signal.SIGCONT)
+    signal_agent(procs[1].pid, signal.SIGCONT)
     gs = doc_of(p)["guests"]
     status = [g.get("status") for g in gs]
     check("SIGSTOP a2: exit 3, a1 and a3 ok, a2 timed out",
@@ -289,13 +289,13 @@ def cases(tmp, procs, socks, burners):
 
     # ---- an agent that stops answering in the middle of its job ----------------------
     def freeze(_):
-        os.kill(procs[1].pid, signal.SIGSTOP)
+        signal_agent(procs[1].pid, signal.SIGSTOP)
 
     rc, out, sent = on_pty(["bench", "aes", "--seconds", "1", "--sizes", "1k", "--no-save",
                             "--timeout", "2"] + socks[:3],
                            lambda text: re.search(r"round 2/3, .*%s: aes: aes-128-gcm"
                                                   % re.escape(socks[1]), text), freeze)
-    os.kill(procs[1].pid, signal.SIGCONT)
+    signal_agent(procs[1].pid, signal.SIGCONT)
     check("SIGSTOP mid-job: a2 was stopped while its job ran", sent, out[-2000:])
     check("SIGSTOP mid-job: exit 3", rc == 3, (rc, out[-2000:]))
     check("SIGSTOP mid-job: a2 timed out, a1 and a3 measured",

@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -9,6 +11,7 @@
 
 #include "bench.h"
 #include "gb-error.h"
+#include "gb-json.h"
 #include "job.h"
 
 /* each job runs in the built guestbench-agent-bench, as in the agent */
@@ -364,6 +367,99 @@ static void test_job_history(void)
 	agent_jobs_shutdown(&agent);
 }
 
+/* A memfd holding text, as the resident process keeps the job history. */
+static int test_state_fd(const char *text)
+{
+	int fd = memfd_create("test-jobs", MFD_CLOEXEC);
+
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_cmpint(write(fd, text, strlen(text)), ==, (ssize_t)strlen(text));
+	return fd;
+}
+
+/* What one session saves, the next one loads: the same status, list and next id. */
+static void test_job_history_handover(void)
+{
+	AgentContext first = { .config = &test_config };
+	AgentContext second = { .config = &test_config };
+	const char *json = "{\"test\": \"aes\", \"params\": {\"seconds\": 0.1, \"sizes\": [16]}}";
+	g_autoptr(GError) error = NULL;
+	g_autoptr(JsonObject) done = NULL;
+	g_autoptr(JsonObject) again = NULL;
+	g_autofree char *result1 = NULL;
+	g_autofree char *result2 = NULL;
+	int fd = test_state_fd("");
+
+	/* an empty history (the first session) is no error */
+	g_assert_true(agent_jobs_load(&first, fd, &error));
+	g_assert_no_error(error);
+	g_assert_cmpint(test_start(&first, json), ==, 1);
+	done = test_wait(&first, 1);
+	g_assert_true(agent_jobs_save(&first, fd, &error));
+	g_assert_no_error(error);
+	agent_jobs_shutdown(&first);
+
+	g_assert_true(agent_jobs_load(&second, fd, &error));
+	g_assert_no_error(error);
+	again = test_status(&second, 1);
+	g_assert_cmpstr(json_object_get_string_member(again, "state"), ==, "done");
+	g_assert_cmpstr(json_object_get_string_member(again, "test"), ==, "aes");
+	result1 = gb_json_to_string(json_object_get_member(done, "result"), NULL);
+	result2 = gb_json_to_string(json_object_get_member(again, "result"), NULL);
+	g_assert_cmpstr(result1, ==, result2);
+	g_assert_cmpint(test_start(&second, json), ==, 2);
+	{
+		g_autoptr(JsonObject) st = test_wait(&second, 2);
+	}
+	agent_jobs_shutdown(&second);
+	close(fd);
+}
+
+/* A history that is not what a session wrote: an error that names what is wrong. */
+static void test_job_history_bad(void)
+{
+	const struct {
+		const char *text;
+		const char *expect;
+	} cases[] = {
+		{ "not json", "job history" },
+		{ "[]", "job history" },
+		{ "{\"next_id\": 0, \"jobs\": []}", "next_id" },
+		{ "{\"next_id\": 3}", "jobs" },
+		{ "{\"next_id\": 3, \"jobs\": [1]}", "entry 0" },
+		{ "{\"next_id\": 3, \"jobs\": [{\"job\": 1}]}", "test" },
+		{ "{\"next_id\": 3, \"jobs\": [{\"job\": 1, \"test\": \"nope\", \"state\": "
+		  "\"done\", \"progress\": 1, \"phase\": \"\", \"started_us\": 1, \"read\": "
+		  "true}]}",
+		  "unknown test 'nope'" },
+		{ "{\"next_id\": 3, \"jobs\": [{\"job\": 1, \"test\": \"aes\", \"state\": "
+		  "\"running\", \"progress\": 1, \"phase\": \"\", \"started_us\": 1, \"read\": "
+		  "true}]}",
+		  "not a finished one" },
+		{ "{\"next_id\": 3, \"jobs\": [{\"job\": 1, \"test\": \"aes\", \"state\": "
+		  "\"done\", \"progress\": 2, \"phase\": \"\", \"started_us\": 1, \"read\": "
+		  "true}]}",
+		  "progress" },
+		{ "{\"next_id\": 3, \"jobs\": [{\"job\": 1, \"test\": \"aes\", \"state\": "
+		  "\"done\", \"progress\": 1, \"phase\": \"\", \"started_us\": 1, \"read\": true, "
+		  "\"extra\": 1}]}",
+		  "extra" },
+	};
+
+	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+		AgentContext agent = { .config = &test_config };
+		g_autoptr(GError) error = NULL;
+		int fd = test_state_fd(cases[i].text);
+
+		g_assert_false(agent_jobs_load(&agent, fd, &error));
+		g_assert_nonnull(error);
+		g_test_message("%s -> %s", cases[i].text, error->message);
+		g_assert_nonnull(strstr(error->message, cases[i].expect));
+		agent_jobs_shutdown(&agent);
+		close(fd);
+	}
+}
+
 static void test_job_bad_args(void)
 {
 	AgentContext agent = { .config = &test_config };
@@ -497,6 +593,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/bench/job/runs", test_job_runs);
 	g_test_add_func("/bench/job/partial", test_job_partial);
 	g_test_add_func("/bench/job/history", test_job_history);
+	g_test_add_func("/bench/job/history-handover", test_job_history_handover);
+	g_test_add_func("/bench/job/history-bad", test_job_history_bad);
 	g_test_add_func("/bench/job/bad-args", test_job_bad_args);
 	g_test_add_func("/bench/job/shutdown-running", test_job_shutdown_running);
 	g_test_add_func("/bench/job/mem", test_job_mem);

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "agent-config.h"
+#include "bench.h"
+#include "dispatch.h"
+#include "endpoint.h"
+#include "facts.h"
+#include "options.h"
+#include "privilege.h"
+#include "transport.h"
+
+/* The most a session reads from --config-fd. */
+#define AGENT_SESSION_CONFIG_MAX (1024 * 1024)
+
+/* How often a one-shot gb-bench-start looks at its job (and for SIGTERM/SIGINT). */
+#define AGENT_ONESHOT_JOB_POLL_MS 20
+
+typedef struct {
+	AgentContext ctx;
+	GMainLoop *loop;
+	int exit_code;
+	/* a session of the resident process (--endpoint-fd): it ends when idle */
+	AgentTransport *transport;
+	gint64 last_request_us;
+} AgentMain;
+
+static GString *agent_main_handle(const char *msg, gsize len, const GError *error,
+                                  gpointer user_data)
+{
+	AgentMain *self = user_data;
+
+	self->last_request_us = g_get_monotonic_time();
+	if (msg == NULL)
+		return agent_dispatch_framing_error(error);
+	return agent_dispatch_message(&self->ctx, msg, len);
+}
+
+static void agent_main_closed(const GError *error, gpointer user_data)
+{
+	AgentMain *self = user_data;
+
+	if (error != NULL) {
+		g_warning("%s", error->message);
+		self->exit_code = AGENT_EXIT_ERROR;
+	}
+	g_main_loop_quit(self->loop);
+}
+
+static gboolean agent_main_quit_cb(gpointer user_data)
+{
+	AgentMain *self = user_data;
+
+	g_debug("signal received, quitting");
+	g_main_loop_quit(self->loop);
+	return G_SOURCE_CONTINUE;
+}
+
+typedef struct {
+	AgentMain *self;
+	GString *reply;
+	guint count;
+} AgentOneshot;
+
+static gboolean agent_oneshot_cb(const char *msg, gsize len, const GError *error,
+                                 gpointer user_data)
+{
+	AgentOneshot *oneshot = user_data;
+
+	oneshot->count++;
+	if (oneshot->count > 1)
+		return FALSE;
+	oneshot->reply = agent_main_handle(msg, len, error, oneshot->self);
+	return TRUE;
+}
+
+/*
+ * qemu-ga's guest-exec runs one process per request, so a job that a one-shot
+ * agent started could never be polled: gb-bench-start waits for its job and
+ * answers with the final gb-bench-status reply instead (PROTOCOL.md, "Through
+ * qemu-ga"). SIGTERM/SIGINT cancel the job, which then reports "cancelled".
+ * Takes reply; returns the reply to print.
+ */
+static GString *agent_oneshot_wait_job(AgentMain *self, GString *reply_owned,
+                                       const sigset_t *signals)
+{
+	g_autoptr(GString) reply = reply_owned;
+	g_autoptr(JsonNode) id = NULL;
+	g_autoptr(JsonNode) ret = gb_reply_parse(reply->str, reply->len, &id, NULL);
+	g_autoptr(JsonObject) args = json_object_new();
+	JsonObject *obj = NULL;
+	gint64 job = 0;
+
+	/* an error or a dry run: no job runs */
+	if (ret == NULL || !gb_json_node_get_object(ret, "reply", &obj, NULL) ||
+	    !gb_json_get_int(obj, "job", GB_JSON_REQUIRED, 1, G_MAXINT64, &job, NULL))
+		return g_steal_pointer(&reply);
+	json_object_set_int_member(args, "job", job);
+	for (;;) {
+		g_autoptr(GError) error = NULL;
+		g_autoptr(JsonNode) status = agent_cmd_bench_status(&self->ctx, args, &error);
+		struct timespec ts = { 0, AGENT_ONESHOT_JOB_POLL_MS * 1000L * 1000L };
+		const char *state = NULL;
+
+		if (status == NULL || !gb_json_node_get_object(status, "status", &obj, &error) ||
+		    !gb_json_get_string(obj, "state", GB_JSON_REQUIRED, &state, &error))
+			return gb_reply_error(error, id);
+		if (g_strcmp0(state, "running") != 0)
+			return gb_reply_return(status, id);
+		if (sigtimedwait(signals, NULL, &ts) > 0) {
+			g_autoptr(JsonNode) cancelled =
+			    agent_cmd_bench_cancel(&self->ctx, args, NULL);
+			g_debug("signal received, cancelling job %" G_GINT64_FORMAT, job);
+		}
+	}
+}
+
+/* --oneshot: the request comes from argv, the reply goes to stdout. */
+static int agent_run_oneshot(AgentMain *self, const char *request)
+{
+	const AgentConfig *config = self->ctx.config;
+	g_autoptr(GbFramer) framer = gb_framer_new(config->max_message_size, config->max_depth);
+	AgentOneshot oneshot = { .self = self };
+	g_autoptr(GString) reply = NULL;
+	g_autoptr(GbRequest) req = gb_request_parse(request, strlen(request), NULL, NULL);
+	gboolean bench_start = req != NULL && g_strcmp0(req->execute, "gb-bench-start") == 0;
+	sigset_t signals;
+
+	/* blocked before the job's thread exists, so that only sigtimedwait() sees them */
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGINT);
+	if (bench_start)
+		pthread_sigmask(SIG_BLOCK, &signals, NULL);
+	gb_framer_push(framer, (const guint8 *)request, strlen(request), agent_oneshot_cb,
+	               &oneshot);
+	/* ends a top-level scalar */
+	gb_framer_push(framer, (const guint8 *)"\n", 1, agent_oneshot_cb, &oneshot);
+	reply = oneshot.reply;
+	if (oneshot.count > 1)
+		return agent_usage_error("--oneshot takes exactly one request");
+	if (oneshot.count == 0 && gb_framer_is_partial(framer)) {
+		g_autoptr(GError) error = g_error_new_literal(
+		    GB_ERROR, GB_ERROR_PARSE, "JSON parse error, unexpected end of input");
+		reply = agent_dispatch_framing_error(error);
+	} else if (oneshot.count == 0) {
+		return agent_usage_error("--oneshot needs a request, e.g. "
+		                         "'{\"execute\": \"guest-ping\"}'");
+	}
+	if (bench_start && reply != NULL)
+		reply = agent_oneshot_wait_job(self, g_steal_pointer(&reply), &signals);
+	if (reply != NULL && fwrite(reply->str, 1, reply->len, stdout) != reply->len) {
+		g_printerr("guestbench-agent: cannot write the reply to stdout\n");
+		return AGENT_EXIT_ERROR;
+	}
+	if (fflush(stdout) != 0)
+		return AGENT_EXIT_ERROR;
+	return AGENT_EXIT_OK;
+}
+
+/*
+ * A session ends once nothing has happened for linger seconds: no request,
+ * no job running, nothing half-read or unsent, no client connected. The
+ * resident process starts the next one when a host talks again. Checked every
+ * linger seconds, so it ends between linger and twice that after the last
+ * request; wake-ups happen only while a session exists.
+ */
+static gboolean agent_session_idle_cb(gpointer user_data)
+{
+	AgentMain *self = user_data;
+	gint64 linger_us = self->ctx.config->linger_seconds * G_USEC_PER_SEC;
+
+	if (g_get_monotonic_time() - self->last_request_us < linger_us ||
+	    !agent_transport_is_idle(self->transport) || agent_jobs_busy(&self->ctx))
+		return G_SOURCE_CONTINUE;
+	g_debug("no request for %" G_GINT64_FORMAT " s: session ends",
+	        self->ctx.config->linger_seconds);
+	g_main_loop_quit(self->loop);
+	return G_SOURCE_CONTINUE;
+}
+
+/* The settings of the resident process, as it wrote them (--config-fd): nothing else. */
+static AgentConfig *agent_session_config(const AgentOptions *opts, GError **error)
+{
+	g_autoptr(AgentConfig) config = agent_config_new();
+	g_autoptr(GByteArray) data = g_byte_array_new();
+
+	if (!agent_read_fd(opts->config_fd, AGENT_SESSION_CONFIG_MAX, data, error) ||
+	    !agent_config_load_data(config, (const char *)data->data, data->len,
+	                            "from the resident process", error) ||
+	    !agent_config_check(config, error))
+		return NULL;
+	close(opts->config_fd);
+	return g_steal_pointer(&config);
+}
+
+/* "US LINE": the resident process's /proc/stat sample and when it took it. */
+static void agent_session_prime_steal(const AgentConfig *config, const char *prime)
+{
+	g_autoptr(GError) error = NULL;
+	char *end = NULL;
+	gint64 us = g_ascii_strtoll(prime, &end, 10);
+
+	if (end == prime || *end != ' ' ||
+	    !agent_facts_steal_prime_line(config->sysroot, end + 1, us, &error))
+		g_debug("no steal sample from the resident process: %s",
+		        error != NULL ? error->message : "malformed");
+}
+
+int main(int argc, char **argv)
+{
+	AgentOptions opts;
+	AgentMain self = { .exit_code = AGENT_EXIT_OK };
+	g_autoptr(GOptionContext) context = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(AgentConfig) config = NULL;
+	g_autoptr(AgentTransport) transport = NULL;
+	gboolean session;
+	sigset_t quit_signals;
+	int rc;
+
+	/* before anything can start a thread: SIGIO must stay blocked in all of them */
+	agent_endpoint_block_sigio();
+	/* a peer that vanishes mid-write is an EPIPE to handle, not a reason to die */
+	signal(SIGPIPE, SIG_IGN);
+	/* stdout may carry replies (stdio, --oneshot): logs go to stderr only */
+	g_log_writer_default_set_use_stderr(TRUE);
+
+	agent_options_init(&opts);
+	context = agent_options_context(&opts, TRUE);
+	rc = agent_options_parse(&opts, context, &argc, &argv);
+	if (rc >= 0)
+		return rc;
+	session = opts.endpoint_fd >= 0;
+	if (session != (opts.config_fd >= 0) || session != (opts.state_fd >= 0)) {
+		agent_options_clear(&opts);
+		return agent_usage_error("--endpoint-fd, --config-fd and --state-fd go together "
+		                         "(guestbench-agent passes them)");
+	}
+
+	if (session) {
+		/* the resident process holds the port: without it there is nobody to serve */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) != 0 || getppid() == 1) {
+			agent_options_clear(&opts);
+			return AGENT_EXIT_ERROR;
+		}
+		config = agent_session_config(&opts, &error);
+		if (config == NULL) {
+			agent_options_clear(&opts);
+			return agent_usage_error(error->message);
+		}
+	} else {
+		config = agent_config_new();
+		if (!agent_config_load_file(
+		        config, opts.config != NULL ? opts.config : GB_AGENT_DEFAULT_CONFIG,
+		        opts.config != NULL, &error) ||
+		    !agent_options_apply(&opts, config, &error) ||
+		    !agent_config_check(config, &error)) {
+			agent_options_clear(&opts);
+			return agent_usage_error(error->message);
+		}
+	}
+	if (config->verbose)
+		g_log_set_debug_enabled(TRUE);
+	config->bench_worker = agent_find_program("guestbench-agent-bench");
+	self.ctx.config = config;
+
+	if (opts.oneshot != NULL) {
+		/* nothing to open: drop at once (SECURITY.md) */
+		if (!agent_privilege_drop(&error)) {
+			g_printerr("guestbench-agent: cannot drop privileges: %s\n",
+			           error->message);
+			agent_options_clear(&opts);
+			return AGENT_EXIT_ERROR;
+		}
+		rc = agent_run_oneshot(&self, opts.oneshot);
+		agent_jobs_shutdown(&self.ctx);
+		agent_options_clear(&opts);
+		return rc;
+	}
+
+	self.loop = g_main_loop_new(NULL, FALSE);
+	/*
+	 * A client may signal us as soon as it can connect: hold SIGTERM/SIGINT
+	 * from before the socket exists until their sources are in place. Those
+	 * sources start GLib's worker thread, and capabilities are per thread, so
+	 * the privileges go first (SECURITY.md).
+	 */
+	sigemptyset(&quit_signals);
+	sigaddset(&quit_signals, SIGTERM);
+	sigaddset(&quit_signals, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &quit_signals, NULL);
+	if (session) {
+		if (!agent_jobs_load(&self.ctx, opts.state_fd, &error)) {
+			/* a session must not die of its predecessor's history: start afresh */
+			g_warning("%s; starting with no finished jobs", error->message);
+			g_clear_error(&error);
+		}
+		if (opts.steal_prime != NULL)
+			agent_session_prime_steal(config, opts.steal_prime);
+		transport = agent_transport_adopt(config, opts.endpoint_fd, agent_main_handle,
+		                                  agent_main_closed, &self, &error);
+	} else {
+		/* the first gb-get-facts measures steal since start-up instead of sleeping */
+		agent_facts_steal_prime(config->sysroot);
+		transport = agent_transport_new(config, agent_main_handle, agent_main_closed, &self,
+		                                &error);
+	}
+	if (transport == NULL) {
+		g_printerr("guestbench-agent: %s\n", error->message);
+		g_main_loop_unref(self.loop);
+		agent_options_clear(&opts);
+		return AGENT_EXIT_ERROR;
+	}
+	/* the port is open: from here on nothing needs a capability */
+	if (!agent_privilege_drop(&error)) {
+		g_printerr("guestbench-agent: cannot drop privileges: %s\n", error->message);
+		g_clear_pointer(&transport, agent_transport_free);
+		g_main_loop_unref(self.loop);
+		agent_options_clear(&opts);
+		return AGENT_EXIT_ERROR;
+	}
+	g_unix_signal_add(SIGTERM, agent_main_quit_cb, &self);
+	g_unix_signal_add(SIGINT, agent_main_quit_cb, &self);
+	if (session) {
+		self.transport = transport;
+		self.last_request_us = g_get_monotonic_time();
+		g_timeout_add_seconds((guint)config->linger_seconds, agent_session_idle_cb, &self);
+	}
+	pthread_sigmask(SIG_UNBLOCK, &quit_signals, NULL);
+	g_main_loop_run(self.loop);
+
+	/* stop a running benchmark before its context goes away */
+	if (session) {
+		/* for the next session: the finished jobs (one still running ends with us) */
+		if (!agent_jobs_save(&self.ctx, opts.state_fd, &error)) {
+			g_warning("%s", error->message);
+			g_clear_error(&error);
+		}
+	}
+	agent_jobs_shutdown(&self.ctx);
+	g_clear_pointer(&transport, agent_transport_free);
+	g_main_loop_unref(self.loop);
+	agent_options_clear(&opts);
+	return self.exit_code;
+}
