@@ -10,7 +10,8 @@ G_BEGIN_DECLS
  * "The stream protocol"): the 16-byte header the connecting side sends,
  * the go byte the accepting side answers, and the receiver's 24-byte GBRES1
  * report. The agent and the host CLI both speak it, so it is encoded and
- * checked here only; sockets stay with each side. All integers big-endian.
+ * checked here only, and run on sockets by gb-netbench-stream.h. All
+ * integers big-endian.
  */
 
 #define GB_NETBENCH_MAGIC "GBNET1"

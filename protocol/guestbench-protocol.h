@@ -7,4 +7,5 @@
 #include "gb-isa.h"
 #include "gb-json.h"
 #include "gb-message.h"
+#include "gb-netbench-stream.h"
 #include "gb-netbench.h"

@@ -7,18 +7,12 @@
 G_BEGIN_DECLS
 
 /*
- * The host end of "bench net": the GBNET1 stream protocol of
- * protocol/BENCH-disk-net.md, run on a worker thread of its own so the CLI's
- * main loop keeps polling the job and drawing progress. The agent repeats the
- * whole exchange (setup, transfer, reports) once per run; so does this end.
+ * The host end of "bench net": the GBNET1 streams of
+ * protocol/BENCH-disk-net.md (protocol/gb-netbench-stream.h, as the agent's
+ * end), run on a worker thread of its own so the CLI's main loop keeps
+ * polling the job and drawing progress. The agent repeats the whole exchange
+ * (setup, transfer, reports) once per run; so does this end.
  */
-
-#define CLI_NET_HEADER_LEN 16
-#define CLI_NET_REPORT_LEN 24
-#define CLI_NET_DIR_H2G 1 /* host-to-guest: the host sends */
-#define CLI_NET_DIR_G2H 2 /* guest-to-host: the host receives */
-/* Seconds either end waits past the agreed end before giving up (as the agent). */
-#define CLI_NET_GRACE_S 10
 
 typedef enum {
 	CLI_NET_HOST_CONNECTS, /* the agent listens ("listen" mode), the host connects */
@@ -44,16 +38,6 @@ typedef struct {
  */
 gboolean cli_net_parse_host_port(const char *text, gboolean port_only, char **address, guint *port,
                                  GError **error);
-
-/* The 16-byte header the connecting side sends, and its check by the accepting side. */
-void cli_net_header_build(guint8 *hdr, guint dir, guint index, guint streams, guint seconds,
-                          guint omit);
-gboolean cli_net_header_check(const guint8 *hdr, const CliNetConfig *config, guint *dir,
-                              guint *index, GError **error);
-/* The receiver's 24-byte report, and the sender's check of it against what it sent. */
-void cli_net_report_build(guint8 *report, guint64 bytes, guint64 ns);
-gboolean cli_net_report_parse(const guint8 *report, const CliNetConfig *config, guint64 bytes_sent,
-                              guint64 *bytes, guint64 *ns, GError **error);
 
 typedef struct _CliNetEnd CliNetEnd;
 

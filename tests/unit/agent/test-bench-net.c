@@ -668,7 +668,7 @@ static void test_port_in_use(void)
 	agent_init(&a, json);
 	agent_thread(&a);
 	g_assert_error(a.error, GB_ERROR, GB_ERROR_IO);
-	g_assert_nonnull(strstr(a.error->message, "Cannot listen on 127.0.0.1 port"));
+	g_assert_nonnull(strstr(a.error->message, "cannot listen on 127.0.0.1 port"));
 	close(lfd);
 	agent_clear(&a);
 }

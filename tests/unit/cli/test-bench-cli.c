@@ -266,71 +266,6 @@ static void test_host_port(void)
 	}
 }
 
-static void test_net_header(void)
-{
-	CliNetConfig cfg = { .h2g = TRUE, .g2h = FALSE, .streams = 2, .seconds = 10, .omit = 1 };
-	guint8 hdr[CLI_NET_HEADER_LEN];
-	guint dir = 0;
-	guint index = 0;
-
-	cli_net_header_build(hdr, CLI_NET_DIR_H2G, 1, 2, 10, 1);
-	/* the layout of BENCH-disk-net.md, big-endian */
-	g_assert_cmpmem(hdr, 16,
-	                "GBNET1\x01\x01"
-	                "\x00\x02\x00\x00\x00\x0a\x00\x01",
-	                16);
-	g_assert_true(cli_net_header_check(hdr, &cfg, &dir, &index, NULL));
-	g_assert_cmpuint(dir, ==, CLI_NET_DIR_H2G);
-	g_assert_cmpuint(index, ==, 1);
-	{
-		/* each one wrong field: refused with a reason */
-		struct {
-			guint off;
-			guint8 val;
-		} bad[] = { { 0, 'X' }, { 6, 2 }, { 6, 3 },  { 6, 0 },
-			    { 7, 2 },   { 9, 3 }, { 13, 9 }, { 15, 0 } };
-		for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
-			guint8 h[CLI_NET_HEADER_LEN];
-			g_autoptr(GError) e = NULL;
-
-			memcpy(h, hdr, sizeof(h));
-			h[bad[i].off] = bad[i].val;
-			g_assert_false(cli_net_header_check(h, &cfg, &dir, &index, &e));
-			g_assert_nonnull(e);
-		}
-	}
-}
-
-static void test_net_report(void)
-{
-	CliNetConfig cfg = { .h2g = TRUE, .streams = 1, .seconds = 2, .omit = 1 };
-	guint8 report[CLI_NET_REPORT_LEN];
-	guint64 bytes = 0;
-	guint64 ns = 0;
-	g_autoptr(GError) error = NULL;
-
-	cli_net_report_build(report, 1000, 2000000000);
-	g_assert_cmpmem(report, 8, "GBRES1\0\0", 8);
-	g_assert_true(cli_net_report_parse(report, &cfg, 1000, &bytes, &ns, &error));
-	g_assert_cmpuint(bytes, ==, 1000);
-	g_assert_cmpuint(ns, ==, 2000000000);
-	/* more bytes than were sent */
-	g_assert_false(cli_net_report_parse(report, &cfg, 999, &bytes, &ns, &error));
-	g_assert_error(error, GB_ERROR, GB_ERROR_PARSE);
-	g_clear_error(&error);
-	/* zero time, and a time beyond omit + seconds + grace */
-	cli_net_report_build(report, 10, 0);
-	g_assert_false(cli_net_report_parse(report, &cfg, 1000, &bytes, &ns, &error));
-	g_clear_error(&error);
-	cli_net_report_build(report, 10, (guint64)(1 + 2 + CLI_NET_GRACE_S) * 1000000000 + 1);
-	g_assert_false(cli_net_report_parse(report, &cfg, 1000, &bytes, &ns, &error));
-	g_clear_error(&error);
-	cli_net_report_build(report, 10, 5);
-	report[0] = 'X';
-	g_assert_false(cli_net_report_parse(report, &cfg, 1000, &bytes, &ns, &error));
-	g_assert_error(error, GB_ERROR, GB_ERROR_PARSE);
-}
-
 /* The host end against itself would need an agent; here: a listener that nobody reaches. */
 static void test_net_end_listen_timeout(void)
 {
@@ -415,7 +350,10 @@ static gpointer hostile_peer_run(gpointer data)
 	g_autofree guint8 *chunk = g_malloc0(65536);
 	GInputStream *in;
 	GOutputStream *out;
-	guint8 hdr[CLI_NET_HEADER_LEN];
+	const GbNetbenchHeader header = {
+		.direction = peer->dir, .index = 0, .streams = 1, .seconds = 1, .omit = 0
+	};
+	guint8 hdr[GB_NETBENCH_HEADER_LEN];
 	guint8 go = 0;
 
 	conn = g_socket_client_connect_to_host(client, where, 0, NULL, NULL);
@@ -423,7 +361,7 @@ static gpointer hostile_peer_run(gpointer data)
 		return NULL;
 	in = g_io_stream_get_input_stream(G_IO_STREAM(conn));
 	out = g_io_stream_get_output_stream(G_IO_STREAM(conn));
-	cli_net_header_build(hdr, peer->dir, 0, 1, 1, 0);
+	gb_netbench_header_build(&header, hdr);
 	if (!g_output_stream_write_all(out, hdr, sizeof(hdr), NULL, NULL, NULL) ||
 	    g_input_stream_read(in, &go, 1, NULL, NULL) != 1 || go != 'G')
 		return NULL;
@@ -433,11 +371,13 @@ static gpointer hostile_peer_run(gpointer data)
 		while (g_output_stream_write_all(out, chunk, 65536, NULL, NULL, NULL))
 			;
 	} else if (peer->lie) {
-		guint8 report[CLI_NET_REPORT_LEN];
+		const GbNetbenchReport lie = { .bytes = G_MAXUINT64 / 2, .ns = 500000000 };
+		guint8 report[GB_NETBENCH_REPORT_LEN];
 
 		while (g_input_stream_read(in, chunk, 65536, NULL, NULL) > 0)
 			;
-		cli_net_report_build(report, G_MAXUINT64 / 2, 500000000);
+
+		gb_netbench_report_build(&lie, report);
 		g_output_stream_write_all(out, report, sizeof(report), NULL, NULL, NULL);
 	}
 	return NULL;
@@ -457,17 +397,17 @@ static void test_net_end_hostile_peer(void)
 		const char *message;
 		gint code;
 	} cases[] = {
-		{ CLI_NET_DIR_G2H, FALSE, TRUE, "did not finish the transfer within",
+		{ GB_NETBENCH_DIR_G2H, FALSE, TRUE, "did not finish the transfer within",
 		  GB_ERROR_TIMEOUT },
-		{ CLI_NET_DIR_H2G, TRUE, FALSE, "report is implausible", GB_ERROR_PARSE },
+		{ GB_NETBENCH_DIR_H2G, TRUE, FALSE, "report is implausible", GB_ERROR_PARSE },
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
 		CliNetConfig cfg = { .role = CLI_NET_HOST_LISTENS,
 			             .address = (char *)"127.0.0.1",
 			             .port = 0,
-			             .h2g = cases[i].dir == CLI_NET_DIR_H2G,
-			             .g2h = cases[i].dir == CLI_NET_DIR_G2H,
+			             .h2g = cases[i].dir == GB_NETBENCH_DIR_H2G,
+			             .g2h = cases[i].dir == GB_NETBENCH_DIR_G2H,
 			             .streams = 1,
 			             .seconds = 1,
 			             .omit = 0,
@@ -722,8 +662,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/bench-cli/labels-string", test_labels_string);
 	g_test_add_func("/bench-cli/prom-escaping", test_prom_escaping);
 	g_test_add_func("/bench-cli/net/host-port", test_host_port);
-	g_test_add_func("/bench-cli/net/header", test_net_header);
-	g_test_add_func("/bench-cli/net/report", test_net_report);
 	g_test_add_func("/bench-cli/net/listen-timeout", test_net_end_listen_timeout);
 	g_test_add_func("/bench-cli/net/bad-peer", test_net_end_bad_peer);
 	g_test_add_func("/bench-cli/net/hostile-peer", test_net_end_hostile_peer);

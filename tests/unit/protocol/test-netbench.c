@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <gio/gio.h>
+
 #include "guestbench-protocol.h"
 
 /* The header of BENCH-disk-net.md for host-to-guest, index 1, streams 2, seconds 10, omit 1. */
@@ -390,6 +392,163 @@ static void test_stream_started(void)
 	close(lfd);
 }
 
+/* ---- the shared stream: one end against the other ------------------------------------- */
+
+typedef struct {
+	GbNetbenchEnd end;
+	gboolean listen; /* accept on listen_fd, else connect to port */
+	int listen_fd;
+	guint port;
+	gint cancel;
+	guint64 moved[2];
+	GError *error;
+} EndThread;
+
+static gboolean end_thread_cancel(gpointer data, GError **error)
+{
+	EndThread *t = data;
+
+	if (g_atomic_int_get(&t->cancel) == 0)
+		return TRUE;
+	g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "stopped");
+	return FALSE;
+}
+
+static void end_thread_moved(gpointer data, GbNetbenchDirection dir, gint64 now, guint64 n)
+{
+	EndThread *t = data;
+
+	(void)now;
+	t->moved[dir - 1] += n;
+}
+
+static void end_thread_init(EndThread *t, const GbNetbenchParams *params, gboolean host)
+{
+	const GbNetbenchHooks hooks = { .check_cancel = end_thread_cancel,
+		                        .moved = end_thread_moved,
+		                        .data = t };
+
+	memset(t, 0, sizeof(*t));
+	t->listen_fd = -1;
+	gb_netbench_end_init(&t->end, params, host, &hooks);
+}
+
+static gpointer end_thread_run(gpointer data)
+{
+	EndThread *t = data;
+	gboolean ok;
+
+	if (t->listen)
+		ok = gb_netbench_end_accept(&t->end, t->listen_fd, "127.0.0.1", t->port, 10,
+		                            "accept_timeout", &t->error);
+	else
+		ok =
+		    gb_netbench_end_connect(&t->end, "127.0.0.1", t->port, 10, NULL, 50, &t->error);
+	if (ok)
+		gb_netbench_end_transfer(&t->end, &t->error);
+	gb_netbench_end_close(&t->end);
+	return NULL;
+}
+
+/*
+ * The host's end connects (retrying until the agent's end listens) and the
+ * agent's end accepts; both directions, two streams each. Every byte one end
+ * sent the other counted, and each sender holds the receiver's report.
+ */
+static void test_end_both_ways(void)
+{
+	const GbNetbenchParams params = { .h2g = TRUE, .g2h = TRUE, .streams = 2, .seconds = 1 };
+	g_autoptr(GError) error = NULL;
+	EndThread host;
+	EndThread agent;
+	GThread *ht;
+	GThread *at;
+	guint port = 0;
+	int lfd;
+
+	/* a free port, then nobody listening on it for a moment: the host retries */
+	lfd = gb_netbench_listen("127.0.0.1", 0, 16, &port, &error);
+	g_assert_no_error(error);
+	close(lfd);
+	end_thread_init(&host, &params, TRUE);
+	end_thread_init(&agent, &params, FALSE);
+	g_assert_cmpuint(host.end.n_streams, ==, 4);
+	host.port = port;
+	ht = g_thread_new("host", end_thread_run, &host);
+	g_usleep(200000);
+	agent.listen = TRUE;
+	agent.port = port;
+	agent.listen_fd = gb_netbench_listen("127.0.0.1", port, 16, NULL, &error);
+	g_assert_no_error(error);
+	at = g_thread_new("agent", end_thread_run, &agent);
+	g_thread_join(ht);
+	g_thread_join(at);
+	close(agent.listen_fd);
+	g_assert_no_error(host.error);
+	g_assert_no_error(agent.error);
+	for (guint i = 0; i < host.end.n_streams; i++) {
+		const GbNetbenchStream *h = &host.end.streams[i];
+		const GbNetbenchStream *a = &agent.end.streams[i];
+
+		g_assert_cmpint(h->dir, ==, a->dir);
+		g_assert_cmpuint(h->index, ==, a->index);
+		g_assert_true(h->sender == (h->dir == GB_NETBENCH_DIR_H2G));
+		g_assert_true(h->sender != a->sender);
+		g_assert_cmpint(h->state, ==, GB_NETBENCH_STREAM_DONE);
+		g_assert_cmpint(a->state, ==, GB_NETBENCH_STREAM_DONE);
+		g_assert_cmpuint(h->bytes, >, 0);
+		g_assert_cmpuint(h->bytes, ==, a->bytes);
+		/* omit 0: the receiver counted everything, and both hold its report */
+		g_assert_cmpuint(h->result.bytes, ==, h->bytes);
+		g_assert_cmpuint(h->result.bytes, ==, a->result.bytes);
+		g_assert_cmpuint(h->result.ns, ==, a->result.ns);
+		/* each end starts its clock when it sees the start, so the receiver's
+		 * second can be a little short of the sender's */
+		g_assert_cmpuint(h->result.ns, >, GB_NETBENCH_NS_PER_S / 2);
+	}
+	g_assert_cmpuint(host.moved[0], ==, agent.moved[0]);
+	g_assert_cmpuint(host.moved[1], ==, agent.moved[1]);
+	gb_netbench_end_clear(&host.end);
+	gb_netbench_end_clear(&agent.end);
+}
+
+/* The accepting end drops a header that does not match, keeps waiting, and keeps why. */
+static void test_end_accept_drops(void)
+{
+	const GbNetbenchParams params = { .h2g = TRUE, .streams = 1, .seconds = 5, .omit = 1 };
+	const GbNetbenchHeader wrong = {
+		.direction = GB_NETBENCH_DIR_H2G, .index = 0, .streams = 1, .seconds = 6, .omit = 1
+	};
+	g_autoptr(GError) error = NULL;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	guint8 hdr[GB_NETBENCH_HEADER_LEN];
+	EndThread agent;
+	GThread *at;
+	int fd;
+
+	end_thread_init(&agent, &params, FALSE);
+	agent.listen = TRUE;
+	agent.listen_fd = gb_netbench_listen("127.0.0.1", 0, 16, &agent.port, &error);
+	g_assert_no_error(error);
+	at = g_thread_new("agent", end_thread_run, &agent);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sin.sin_port = htons((guint16)agent.port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	g_assert_cmpint(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), ==, 0);
+	gb_netbench_header_build(&wrong, hdr);
+	g_assert_cmpint(write(fd, hdr, sizeof(hdr)), ==, sizeof(hdr));
+	g_usleep(200000);
+	g_atomic_int_set(&agent.cancel, 1);
+	g_thread_join(at);
+	g_assert_error(agent.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+	g_assert_cmpstr(agent.end.last_problem, !=, NULL);
+	g_assert_nonnull(strstr(agent.end.last_problem, "parameters differ"));
+	g_clear_error(&agent.error);
+	close(fd);
+	close(agent.listen_fd);
+	gb_netbench_end_clear(&agent.end);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -405,5 +564,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/protocol/netbench/misc", test_misc);
 	g_test_add_func("/protocol/netbench/buffer", test_buffer);
 	g_test_add_func("/protocol/netbench/stream-started", test_stream_started);
+	g_test_add_func("/protocol/netbench/end-both-ways", test_end_both_ways);
+	g_test_add_func("/protocol/netbench/end-accept-drops", test_end_accept_drops);
 	return g_test_run();
 }
