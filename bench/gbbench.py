@@ -66,8 +66,10 @@ def ensure_build(build):
     if not os.path.exists(os.path.join(build, "build.ninja")):
         subprocess.run(["meson", "setup", build, ROOT, "-Dbuildtype=debugoptimized"],
                        check=True, stdout=subprocess.DEVNULL)
-    # guestbench-agent-bench: each benchmark job of the agent runs in it
-    subprocess.run(["ninja", "-C", build, "agent/guestbench-agent", "agent/guestbench-agent-bench",
+    # the agent answers in guestbench-agent-session and runs each benchmark job in
+    # guestbench-agent-bench
+    subprocess.run(["ninja", "-C", build, "agent/guestbench-agent",
+                    "agent/guestbench-agent-session", "agent/guestbench-agent-bench",
                     "host-cli/guestbench"],
                    check=True, stdout=subprocess.DEVNULL)
     return os.path.abspath(agent), os.path.abspath(cli)
