@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "commands/app.h"
 #include "commands/commands.h"
 #include "render/escape.h"
 #include "render/output.h"

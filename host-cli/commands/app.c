@@ -9,6 +9,7 @@
 
 #include "fleet/remote.h"
 #include "commands/bench-args.h"
+#include "commands/app.h"
 #include "commands/commands.h"
 #include "fleet/hostview.h"
 #include "fleet/merge.h"

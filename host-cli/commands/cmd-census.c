@@ -14,6 +14,7 @@
 #include "analysis/runs.h"
 #include "commands/cmd-facts.h"
 #include "commands/census-pve.h"
+#include "commands/app.h"
 #include "commands/commands.h"
 #include "fleet/runner.h"
 #include "fleet/target.h"

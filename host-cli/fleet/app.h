@@ -317,26 +317,6 @@ struct _CliGuest {
 	char *busy_holder;    /* while waiting: who holds it (cli_lock_holder_describe()) */
 };
 
-CliApp *cli_app_new(void);
-void cli_app_free(CliApp *app);
-/*
- * Parses argv (argv[0] is the program name; not modified). On success sets
- * app->action and, for CLI_ACTION_RUN, the command, options and targets. On a
- * usage error returns FALSE with the message; the caller exits CLI_EXIT_USAGE.
- */
-gboolean cli_app_parse(CliApp *app, const char *const *argv, GError **error);
-/*
- * app->targets from the operands, --inventory and --connect (without
- * operands and inventories: every running guest of each URI), checked
- * against --qmp and --qga-agent; what cli_app_parse() does for commands run
- * by the runner, for commands with a run() of their own.
- */
-gboolean cli_app_resolve_targets(CliApp *app, GError **error);
-/* Runs the parsed command, writes the output document, returns the exit status. */
-int cli_app_run(CliApp *app);
-/* The exit status for the finished guests (0, 1, 3, or 128 + signal). */
-int cli_app_get_exit_status(CliApp *app);
-
 /* One guest per target, all pending; done by the runner, public for tests. */
 void cli_app_add_guests(CliApp *app);
 /* What every guest produced so far, for the renderers (--failed-only is applied at output). */
@@ -386,7 +366,5 @@ void cli_guest_set_job_bound(CliGuest *guest, double seconds, const char *why);
 /* fraction 0..1; text (may be NULL), all the line says after the guest's name, percentage
  * included, is escaped before it is drawn. */
 void cli_guest_set_progress(CliGuest *guest, double fraction, const char *text);
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliApp, cli_app_free)
 
 G_END_DECLS

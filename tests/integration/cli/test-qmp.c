@@ -14,6 +14,7 @@
 
 #include "guestbench-protocol.h"
 #include "analysis/host-rules.h"
+#include "commands/app.h"
 #include "fleet/host-files.h"
 #include "fleet/hostview.h"
 #include "transport/qmp.h"

@@ -10,6 +10,7 @@
 
 #include "guestbench-protocol.h"
 
+#include "commands/app.h"
 #include "commands/commands.h"
 #include "fleet/runner.h"
 #include "fleet/resolve.h"

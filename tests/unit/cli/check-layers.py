@@ -6,11 +6,19 @@ Reads the #include "..." lines of every file under host-cli/ and fails on
  - an include of a folder the including folder may not use (LAYERS below),
  - an include loop between modules (foo.c and foo.h are one module),
  - an include that names no file of the tree (a stale path).
-Prints TAP, one result per check.
-Usage: check-layers.py HOST_CLI_DIR
+Given the CLI's static library (meson passes libguestbench-cli-core.a), it
+also reads the library's symbols with `nm -A` (the program named by $NM, if
+set) and fails on
+ - a symbol one file uses and a file of a folder it may not use defines
+   (an upward call or reference, which an include check cannot see when a
+   lower header declares what a higher file defines).
+Each member of the library is one object, FOLDER_FILE.c.o (meson's name for
+host-cli/FOLDER/FILE.c). Prints TAP, one result per check.
+Usage: check-layers.py HOST_CLI_DIR [STATIC_LIBRARY]
 """
 import os
 import re
+import subprocess
 import sys
 
 # Which folders each folder may include (itself always).
@@ -23,6 +31,7 @@ LAYERS = {
     ".": {"render", "transport", "analysis", "fleet", "commands"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+MEMBER = re.compile(r"([^/:]+\.c)\.o:")
 
 
 def scan(top):
@@ -70,9 +79,34 @@ def find_cycle(graph):
     return None
 
 
+def read_symbols(lib, files):
+    """{symbol: defining file} and {file: set of symbols it uses}, from nm -A."""
+    nm = os.environ.get("NM", "nm")
+    out = subprocess.run([nm, "-A", lib], capture_output=True, text=True, check=True).stdout
+    defined, used = {}, {}
+    for line in out.splitlines():
+        # ARCHIVE:[DIR/]MEMBER.c.o:[VALUE] TYPE SYMBOL
+        fields = line.split()
+        m = MEMBER.search(fields[0]) if len(fields) >= 3 else None
+        if not m:
+            continue
+        base = m.group(1)
+        path = base.replace("_", "/", 1) if "_" in base else base
+        if path not in files:
+            raise SystemExit(f"check-layers: {lib}: member {base}.o is no file of host-cli/")
+        kind, symbol = fields[-2], fields[-1]
+        if kind == "U":
+            used.setdefault(path, set()).add(symbol)
+        elif kind.isupper():
+            defined[symbol] = path
+    if not defined:
+        raise SystemExit(f"check-layers: {nm} -A {lib} listed no symbol of host-cli/")
+    return defined, used
+
+
 def main():
-    if len(sys.argv) != 2:
-        print("usage: check-layers.py HOST_CLI_DIR", file=sys.stderr)
+    if len(sys.argv) not in (2, 3):
+        print("usage: check-layers.py HOST_CLI_DIR [STATIC_LIBRARY]", file=sys.stderr)
         return 2
     top = sys.argv[1]
     files = scan(top)
@@ -104,6 +138,20 @@ def main():
     cycle = find_cycle(graph)
     results.append(("no include loop between modules",
                     [" -> ".join(cycle)] if cycle else []))
+
+    if len(sys.argv) == 3:
+        defined, used = read_symbols(sys.argv[2], files)
+        upward = []
+        for path, symbols in sorted(used.items()):
+            src = folder(path)
+            for symbol in sorted(symbols):
+                where = defined.get(symbol)
+                if where is None:
+                    continue  # GLib, libc, the protocol library
+                dst = folder(where)
+                if dst != src and dst not in LAYERS.get(src, ()):
+                    upward.append(f"{path} ({src}) uses {symbol}, defined in {where} ({dst})")
+        results.append(("no symbol used up the layers (nm)", upward))
 
     print(f"1..{len(results)}")
     failed = 0

@@ -10,6 +10,7 @@
 #include "analysis/audit.h"
 #include "guestbench-protocol.h"
 #include "analysis/host-rules.h"
+#include "commands/app.h"
 #include "commands/cmd-host-check.h"
 #include "fleet/host-files.h"
 #include "fleet/hostview.h"

@@ -6,6 +6,7 @@
 #include "gb-error.h"
 
 #include "commands/cmd-discover.h"
+#include "commands/app.h"
 #include "commands/commands.h"
 #include "fleet/inventory.h"
 #include "fleet/libvirt.h"

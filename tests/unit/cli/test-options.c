@@ -5,6 +5,7 @@
 
 #include "gb-error.h"
 
+#include "commands/app.h"
 #include "commands/commands.h"
 
 /* Parses a command line given as one string (split on spaces); NULL app on failure. */

@@ -5,6 +5,7 @@
 
 #include "guestbench-protocol.h"
 
+#include "commands/app.h"
 #include "commands/commands.h"
 #include "render/escape.h"
 #include "fleet/resolve.h"
