@@ -50,34 +50,43 @@ typedef struct {
 	gboolean host_connected; /* virtio-serial */
 	gboolean quit;
 	guint failures; /* sessions in a row that failed to start */
-	char stat_line[AGENT_KEEPER_STAT_LINE_MAX];
-	gint64 stat_us; /* when stat_line was read; 0 = none */
+	/*
+	 * The last two /proc/stat samples, newest last: the one taken as a session
+	 * ended is too fresh for a request that comes right after, the one before
+	 * is a whole session older (steal.c wants one a window old).
+	 */
+	char stat_line[2][AGENT_KEEPER_STAT_LINE_MAX];
+	gint64 stat_us[2]; /* when each was read; 0 = none */
 } AgentKeeper;
 
 /* The first line of /proc/stat now, for the next session's first steal figure. */
 static void agent_keeper_sample_stat(AgentKeeper *k)
 {
 	g_autofree char *path = g_build_filename(k->config->sysroot, "proc/stat", NULL);
+	char *line = k->stat_line[1];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 	char *nl;
 
-	k->stat_us = 0;
+	/* the newest becomes the older; the slot of the oldest takes the new one */
+	memcpy(k->stat_line[0], k->stat_line[1], sizeof(k->stat_line[0]));
+	k->stat_us[0] = k->stat_us[1];
+	k->stat_us[1] = 0;
 	if (fd < 0)
 		return;
 	do {
-		n = read(fd, k->stat_line, sizeof(k->stat_line) - 1);
+		n = read(fd, line, sizeof(k->stat_line[1]) - 1);
 	} while (n < 0 && errno == EINTR);
 	close(fd);
 	if (n <= 0)
 		return;
-	k->stat_line[n] = '\0';
-	nl = strchr(k->stat_line, '\n');
+	line[n] = '\0';
+	nl = strchr(line, '\n');
 	/* a first line longer than the buffer is not one the session could use */
 	if (nl == NULL)
 		return;
 	*nl = '\0';
-	k->stat_us = g_get_monotonic_time();
+	k->stat_us[1] = g_get_monotonic_time();
 }
 
 static int agent_keeper_memfd(const char *name, const char *data, gsize len, GError **error)
@@ -168,18 +177,23 @@ static GPid agent_keeper_spawn(AgentKeeper *k, GError **error)
 	g_autofree char *config_fd = g_strdup_printf("--config-fd=%d", k->config_fd);
 	g_autofree char *endpoint_fd = g_strdup_printf("--endpoint-fd=%d", k->ep->fd);
 	g_autofree char *state_fd = g_strdup_printf("--state-fd=%d", k->state_fd);
-	g_autofree char *prime = NULL;
-	const char *argv[6] = { k->session_path, config_fd, endpoint_fd, state_fd, NULL, NULL };
+	g_autofree char *prime[2] = { NULL, NULL };
+	const char *argv[7] = { k->session_path, config_fd, endpoint_fd, state_fd, NULL };
+	guint argc = 4;
 	posix_spawnattr_t attr;
 	sigset_t mask;
 	pid_t pid = 0;
 	int rc;
 
-	if (k->stat_us > 0) {
-		prime = g_strdup_printf("--steal-prime=%" G_GINT64_FORMAT " %s", k->stat_us,
-		                        k->stat_line);
-		argv[4] = prime;
+	/* oldest first, as the session remembers them */
+	for (guint i = 0; i < 2; i++) {
+		if (k->stat_us[i] > 0) {
+			prime[i] = g_strdup_printf("--steal-prime=%" G_GINT64_FORMAT " %s",
+			                           k->stat_us[i], k->stat_line[i]);
+			argv[argc++] = prime[i];
+		}
 	}
+	argv[argc] = NULL;
 	/* SIGIO stays blocked across exec: the session takes the port's SIGIO for itself */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGIO);

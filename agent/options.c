@@ -22,7 +22,7 @@ void agent_options_clear(AgentOptions *opts)
 	g_strfreev(opts->allow_rpcs);
 	g_strfreev(opts->block_rpcs);
 	g_free(opts->oneshot);
-	g_free(opts->steal_prime);
+	g_strfreev(opts->steal_prime);
 	agent_options_init(opts);
 }
 
@@ -152,8 +152,8 @@ GOptionContext *agent_options_context(AgentOptions *opts, gboolean session)
 		  NULL, NULL },
 		{ "state-fd", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &opts->state_fd, NULL,
 		  NULL },
-		{ "steal-prime", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &opts->steal_prime,
-		  NULL, NULL },
+		{ "steal-prime", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY,
+		  &opts->steal_prime, NULL, NULL },
 		{ NULL },
 	};
 	GOptionContext *context = g_option_context_new("- guestbench guest agent");

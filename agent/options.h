@@ -28,7 +28,7 @@ typedef struct {
 	int config_fd;
 	int endpoint_fd;
 	int state_fd;
-	char *steal_prime;
+	char **steal_prime; /* "US LINE" /proc/stat samples, oldest first */
 } AgentOptions;
 
 /* An options struct with nothing given (fds -1). */

@@ -307,8 +307,8 @@ int main(int argc, char **argv)
 			g_warning("%s; starting with no finished jobs", error->message);
 			g_clear_error(&error);
 		}
-		if (opts.steal_prime != NULL)
-			agent_session_prime_steal(config, opts.steal_prime);
+		for (guint i = 0; opts.steal_prime != NULL && opts.steal_prime[i] != NULL; i++)
+			agent_session_prime_steal(config, opts.steal_prime[i]);
 		transport = agent_transport_adopt(config, opts.endpoint_fd, agent_main_handle,
 		                                  agent_main_closed, &self, &error);
 	} else {

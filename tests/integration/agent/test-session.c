@@ -100,7 +100,17 @@ static void test_on_demand(void)
 	g_assert_nonnull(strstr(maps, "libglib-2.0"));
 
 	harness_reconnect(&h);
-	session_ping(&h);
+	/*
+	 * steal since a sample the resident process handed over, a whole session
+	 * (>= linger, 1 s) old, instead of sleeping its 200 ms window
+	 */
+	{
+		g_autoptr(JsonNode) reply = harness_call(
+		    &h, "{\"execute\":\"gb-get-facts\",\"arguments\":{\"sections\":[\"steal\"]}}");
+		JsonObject *steal = json_object_get_object_member(
+		    json_node_get_object(harness_get_return(reply)), "steal");
+		g_assert_cmpint(json_object_get_int_member(steal, "window_ms"), >=, 1000);
+	}
 	second = harness_session_pid(agent);
 	g_assert_cmpint(second, !=, first);
 	harness_stop(&h);
