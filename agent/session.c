@@ -34,6 +34,7 @@ typedef struct {
 	/* a session of the resident process (--endpoint-fd): it ends when idle */
 	AgentTransport *transport;
 	gint64 last_request_us;
+	guint idle_source;
 } AgentMain;
 
 static GString *agent_main_handle(const char *msg, gsize len, const GError *error,
@@ -174,13 +175,19 @@ static int agent_run_oneshot(AgentMain *self, const char *request)
  * no job running, nothing half-read or unsent, no client connected. The
  * resident process starts the next one when a host talks again. Checked every
  * linger seconds, so it ends between linger and twice that after the last
- * request; wake-ups happen only while a session exists.
+ * request. While a client holds its socket the session cannot end, so the
+ * check stops (no wake-ups for a silent client, as before the split) until
+ * the client leaves.
  */
 static gboolean agent_session_idle_cb(gpointer user_data)
 {
 	AgentMain *self = user_data;
 	gint64 linger_us = self->ctx.config->linger_seconds * G_USEC_PER_SEC;
 
+	if (agent_transport_has_client(self->transport)) {
+		self->idle_source = 0;
+		return G_SOURCE_REMOVE;
+	}
 	if (g_get_monotonic_time() - self->last_request_us < linger_us ||
 	    !agent_transport_is_idle(self->transport) || agent_jobs_busy(&self->ctx))
 		return G_SOURCE_CONTINUE;
@@ -188,6 +195,19 @@ static gboolean agent_session_idle_cb(gpointer user_data)
 	        self->ctx.config->linger_seconds);
 	g_main_loop_quit(self->loop);
 	return G_SOURCE_CONTINUE;
+}
+
+static void agent_session_arm_idle(AgentMain *self)
+{
+	self->last_request_us = g_get_monotonic_time();
+	if (self->idle_source == 0)
+		self->idle_source = g_timeout_add_seconds((guint)self->ctx.config->linger_seconds,
+		                                          agent_session_idle_cb, self);
+}
+
+static void agent_session_client_gone(gpointer user_data)
+{
+	agent_session_arm_idle(user_data);
 }
 
 /* The settings of the resident process, as it wrote them (--config-fd): nothing else. */
@@ -335,8 +355,8 @@ int main(int argc, char **argv)
 	g_unix_signal_add(SIGINT, agent_main_quit_cb, &self);
 	if (session) {
 		self.transport = transport;
-		self.last_request_us = g_get_monotonic_time();
-		g_timeout_add_seconds((guint)config->linger_seconds, agent_session_idle_cb, &self);
+		agent_transport_on_client_gone(transport, agent_session_client_gone);
+		agent_session_arm_idle(&self);
 	}
 	pthread_sigmask(SIG_UNBLOCK, &quit_signals, NULL);
 	g_main_loop_run(self.loop);

@@ -43,6 +43,9 @@ struct _AgentTransport {
 	int stdin_flags;   /* stdio: restored on free */
 	int stdout_flags;
 
+	/* a client left (unix-listen, vsock-listen): for the session's idle timer */
+	void (*client_gone)(gpointer user_data);
+
 	/* virtio-serial */
 	int sigio_fd;
 	guint sigio_watch;
@@ -175,6 +178,8 @@ static void agent_transport_lost(AgentTransport *t, int errsv)
 		agent_transport_reset_stream(t);
 		agent_transport_close_fd(&t->in_fd);
 		t->out_fd = -1;
+		if (t->client_gone != NULL)
+			t->client_gone(t->user_data);
 		/* one client at a time, like qemu-ga: now take the next one */
 		if (t->listen_watch == 0)
 			t->listen_watch =
@@ -445,6 +450,18 @@ AgentTransport *agent_transport_adopt(const AgentConfig *config, int fd,
 	if (ep == NULL)
 		return NULL;
 	return agent_transport_start(config, ep, handler, closed, user_data, error);
+}
+
+void agent_transport_on_client_gone(AgentTransport *t, void (*func)(gpointer user_data))
+{
+	t->client_gone = func;
+}
+
+gboolean agent_transport_has_client(AgentTransport *t)
+{
+	return (t->ep->kind == AGENT_ENDPOINT_UNIX_LISTEN ||
+	        t->ep->kind == AGENT_ENDPOINT_VSOCK_LISTEN) &&
+	       t->in_fd >= 0;
 }
 
 gboolean agent_transport_is_idle(AgentTransport *t)

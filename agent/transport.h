@@ -43,6 +43,10 @@ AgentTransport *agent_transport_adopt(const AgentConfig *config, int fd,
  * client connected: the process may end without losing anything.
  */
 gboolean agent_transport_is_idle(AgentTransport *transport);
+/* unix-listen, vsock-listen: whether a client is connected now. */
+gboolean agent_transport_has_client(AgentTransport *transport);
+/* func(user_data) whenever a client of a listening transport goes away. */
+void agent_transport_on_client_gone(AgentTransport *transport, void (*func)(gpointer user_data));
 /* Closes everything; a unix socket we created is unlinked. */
 void agent_transport_free(AgentTransport *transport);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(AgentTransport, agent_transport_free)
