@@ -177,7 +177,9 @@ static GPid agent_keeper_spawn(AgentKeeper *k, GError **error)
 	g_autofree char *config_fd = g_strdup_printf("--config-fd=%d", k->config_fd);
 	g_autofree char *endpoint_fd = g_strdup_printf("--endpoint-fd=%d", k->ep->fd);
 	g_autofree char *state_fd = g_strdup_printf("--state-fd=%d", k->state_fd);
-	g_autofree char *prime[2] = { NULL, NULL };
+	g_autofree char *prime0 = NULL;
+	g_autofree char *prime1 = NULL;
+	char **prime[2] = { &prime0, &prime1 };
 	const char *argv[7] = { k->session_path, config_fd, endpoint_fd, state_fd, NULL };
 	guint argc = 4;
 	posix_spawnattr_t attr;
@@ -188,9 +190,9 @@ static GPid agent_keeper_spawn(AgentKeeper *k, GError **error)
 	/* oldest first, as the session remembers them */
 	for (guint i = 0; i < 2; i++) {
 		if (k->stat_us[i] > 0) {
-			prime[i] = g_strdup_printf("--steal-prime=%" G_GINT64_FORMAT " %s",
-			                           k->stat_us[i], k->stat_line[i]);
-			argv[argc++] = prime[i];
+			*prime[i] = g_strdup_printf("--steal-prime=%" G_GINT64_FORMAT " %s",
+			                            k->stat_us[i], k->stat_line[i]);
+			argv[argc++] = *prime[i];
 		}
 	}
 	argv[argc] = NULL;
