@@ -130,7 +130,7 @@ def cases(lab):
     check("a second CLI on a busy domain says busy (rc 4) within 5 s",
           rc == 4 and st == "busy" and took < 5, (rc, st, took, err))
     check("the first CLI's benchmark completed", slow.returncode == 0,
-          (slow.returncode, serr[-500:]))
+          (slow.returncode, serr[-500:], out[-1500:]))
 
     # discover through the API, and its inventory
     with tempfile.TemporaryDirectory(prefix="gb-libvirt-cli-") as tmp:
