@@ -229,11 +229,29 @@ def oneshot_pids(marker):
     return pids
 
 
-def wait_gone(marker, seconds):
+def wait_started(marker, seconds):
+    """True once a one-shot agent with the marker was seen. Seen once is enough: the
+    agent execs its session program, and a process in the middle of execve() shows an
+    empty cmdline for a moment."""
     end = time.monotonic() + seconds
-    while oneshot_pids(marker) and time.monotonic() < end:
+    while time.monotonic() < end:
+        if oneshot_pids(marker):
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def wait_gone(marker, seconds):
+    """True once no one-shot agent with the marker is seen twice in a row, 50 ms apart
+    (one empty scan may be an execve() in progress)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not oneshot_pids(marker):
+            time.sleep(0.05)
+            if not oneshot_pids(marker):
+                return True
         time.sleep(0.02)
-    return not oneshot_pids(marker)
+    return False
 
 
 def test_qga(tmp):
@@ -273,10 +291,7 @@ def test_qga(tmp):
                           "qga:" + relay], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True,
                          env=dict(os.environ, XDG_DATA_HOME=XDG))
-    end = time.monotonic() + 10
-    while not oneshot_pids(marker) and time.monotonic() < end:
-        time.sleep(0.005)
-    started = bool(oneshot_pids(marker))
+    started = wait_started(marker, 10)
     # qemu-ga runs the agent; its pid is still held back by the relay
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=30)
@@ -301,9 +316,7 @@ def test_qga(tmp):
                           "qga:" + qsock], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True,
                          env=dict(os.environ, XDG_DATA_HOME=XDG))
-    end = time.monotonic() + 10
-    while not oneshot_pids(marker) and time.monotonic() < end:
-        time.sleep(0.01)
+    wait_started(marker, 10)
     time.sleep(0.3)  # guest-exec has answered with the wrapper's pid
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=30)
