@@ -54,12 +54,16 @@ static JsonObject *test_status(AgentContext *agent, gint64 id)
 	return json_object_ref(json_node_get_object(ret));
 }
 
-/* Polls until the job leaves "running"; checks progress only grows on the way. */
+/*
+ * Polls until the job leaves "running"; checks progress only grows on the way.
+ * The waits here have no bound of their own: meson's timeout is the bound,
+ * as how fast a loaded machine runs the job is not what is tested.
+ */
 static JsonObject *test_wait(AgentContext *agent, gint64 id)
 {
 	double last = -1;
 
-	for (guint i = 0; i < 3000; i++) {
+	for (;;) {
 		g_autoptr(JsonObject) st = test_status(agent, id);
 		double progress = json_object_get_double_member(st, "progress");
 		g_assert_cmpfloat(progress, >=, last);
@@ -69,8 +73,6 @@ static JsonObject *test_wait(AgentContext *agent, gint64 id)
 			return g_steal_pointer(&st);
 		g_usleep(5000);
 	}
-	g_assert_not_reached();
-	return NULL;
 }
 
 static void test_job_lifecycle(void)
@@ -226,15 +228,13 @@ static void test_job_runs(void)
 /* Polls until the phase holds want; returns the last status (still running). */
 static JsonObject *test_wait_phase(AgentContext *agent, gint64 id, const char *want)
 {
-	for (guint i = 0; i < 4000; i++) {
+	for (;;) {
 		g_autoptr(JsonObject) st = test_status(agent, id);
 		g_assert_cmpstr(json_object_get_string_member(st, "state"), ==, "running");
 		if (strstr(json_object_get_string_member(st, "phase"), want) != NULL)
 			return g_steal_pointer(&st);
 		g_usleep(2000);
 	}
-	g_assert_not_reached();
-	return NULL;
 }
 
 static JsonObject *test_cancel_and_wait(AgentContext *agent, gint64 id)
@@ -303,10 +303,14 @@ static void test_job_partial(void)
 	agent_jobs_shutdown(&agent);
 }
 
-/* Waits via gb-bench-list, which does not count as reading the result. */
+/*
+ * Waits via gb-bench-list, which does not count as reading the result. How
+ * long the job takes is not what is tested (under qemu-user on a loaded
+ * machine it took over 15 s): meson's timeout is the bound.
+ */
 static void test_wait_unread(AgentContext *agent, gint64 id)
 {
-	for (guint i = 0; i < 3000; i++) {
+	for (;;) {
 		g_autoptr(GError) error = NULL;
 		g_autoptr(JsonNode) ret = test_call(agent, agent_cmd_bench_list, "{}", &error);
 		JsonArray *jobs = json_object_get_array_member(json_node_get_object(ret), "jobs");
@@ -318,7 +322,6 @@ static void test_wait_unread(AgentContext *agent, gint64 id)
 		}
 		g_usleep(5000);
 	}
-	g_assert_not_reached();
 }
 
 static gboolean test_job_exists(AgentContext *agent, gint64 id)
