@@ -6,6 +6,7 @@
 #include <sys/auxv.h>
 #endif
 
+#include "cpu-x86.h"
 #include "gb-isa.h"
 #include "util.h"
 
@@ -60,44 +61,6 @@ static const char *cpu_info_get(CpuInfo *info, const char *key)
 	return g_hash_table_lookup(info->first, key);
 }
 
-/* Renders a 12-byte CPUID signature; trailing NULs dropped, non-printables as \xNN. */
-static char *cpu_signature_escape(const char sig[12])
-{
-	g_autoptr(GString) str = g_string_new(NULL);
-	guint len = 12;
-
-	while (len > 0 && sig[len - 1] == '\0')
-		len--;
-	for (guint i = 0; i < len; i++) {
-		guchar c = (guchar)sig[i];
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			g_string_append_c(str, (char)c);
-		else
-			g_string_append_printf(str, "\\x%02x", c);
-	}
-	return g_string_free(g_steal_pointer(&str), FALSE);
-}
-
-static const char *cpu_signature_vendor(const char sig[12])
-{
-	struct {
-		const char *sig;
-		const char *vendor;
-	} known[] = {
-		{ "KVMKVMKVM\0\0\0", "KVM" },       { "TCGTCGTCGTCG", "TCG" },
-		{ "Microsoft Hv", "Microsoft Hv" }, { "VMwareVMware", "VMware" },
-		{ "XenVMMXenVMM", "Xen" },          { "bhyve bhyve ", "bhyve" },
-		{ " lrpepyh  vr", "Parallels" },    { " lrpepyh vr\0", "Parallels" },
-		{ "VBoxVBoxVBox", "VirtualBox" },   { "ACRNACRNACRN", "ACRN" },
-		{ " QNXQVMBSQG ", "QNX" },
-	};
-	for (guint i = 0; i < G_N_ELEMENTS(known); i++) {
-		if (memcmp(sig, known[i].sig, 12) == 0)
-			return known[i].vendor;
-	}
-	return NULL;
-}
-
 /* The DMI strings a hypervisor's firmware sets, for guests without CPUID. */
 static const char *cpu_dmi_vendor(const char *sys_vendor, const char *product)
 {
@@ -124,103 +87,6 @@ static const char *cpu_dmi_vendor(const char *sys_vendor, const char *product)
 	    !g_str_has_suffix(product, ".metal"))
 		return "Amazon EC2";
 	return NULL;
-}
-
-static void cpu_regs_to_signature(const guint32 regs[4], char sig[12])
-{
-	memcpy(sig, &regs[1], 4);
-	memcpy(sig + 4, &regs[2], 4);
-	memcpy(sig + 8, &regs[3], 4);
-}
-
-typedef struct {
-	gboolean present;
-	const char *vendor; /* static string, or raw_vendor */
-	char *raw;          /* escaped signature */
-	char *name;         /* a vendor read from a file (device tree, sysfs) */
-	const char *source;
-	/* Each non-empty leaf as three strings: "0x4000XX00", escaped signature, vendor or "". */
-	GPtrArray *leaves;
-} CpuHypervisor;
-
-static void cpu_hypervisor_from_cpuid(AgentFactsContext *ctx, CpuHypervisor *hv)
-{
-	char sig[12];
-	guint32 regs[4] = { 0 };
-	gboolean any = FALSE;
-
-	hv->source = "cpuid";
-	if (!agent_facts_cpuid(ctx, 1, 0, regs))
-		return;
-	hv->present = (regs[2] >> 31) & 1;
-	if (!hv->present)
-		return;
-	/* Several hypervisors stack interfaces (KVM with Hyper-V enlightenments
-	 * shows "Microsoft Hv" first): the highest known leaf names the host. */
-	for (guint32 base = 0x40000000; base <= 0x4000FF00; base += 0x100) {
-		const char *vendor;
-		memset(regs, 0, sizeof(guint32) * 4);
-		if (!agent_facts_cpuid(ctx, base, 0, regs))
-			break;
-		cpu_regs_to_signature(regs, sig);
-		vendor = cpu_signature_vendor(sig);
-		/* A hypervisor's leaf says in EAX how far its own range goes; past the
-		 * range some CPUs (TCG's max model) repeat other leaves' data. */
-		if (regs[0] >= base && regs[0] <= base + 0xff &&
-		    memcmp(sig, "\0\0\0\0\0\0\0\0\0\0\0\0", 12) != 0) {
-			g_autofree char *esc = cpu_signature_escape(sig);
-			if (hv->leaves == NULL)
-				hv->leaves = g_ptr_array_new_with_free_func(g_free);
-			g_ptr_array_add(hv->leaves, g_strdup_printf("0x%08x", base));
-			g_ptr_array_add(hv->leaves, g_steal_pointer(&esc));
-			g_ptr_array_add(hv->leaves, g_strdup(vendor != NULL ? vendor : ""));
-		}
-		if (vendor != NULL) {
-			hv->vendor = vendor;
-			g_free(hv->raw);
-			hv->raw = cpu_signature_escape(sig);
-			any = TRUE;
-		}
-	}
-	if (any)
-		return;
-	memset(regs, 0, sizeof(guint32) * 4);
-	if (!agent_facts_cpuid(ctx, 0x40000000, 0, regs))
-		return;
-	cpu_regs_to_signature(regs, sig);
-	hv->raw = cpu_signature_escape(sig);
-	if (hv->raw[0] == '\0')
-		g_clear_pointer(&hv->raw, g_free);
-	hv->vendor = hv->raw;
-}
-
-/*
- * The scan above is 256 CPUID instructions, each a VM exit: 1.5 us on an
- * idle host, far more on a busy one, which made it most of a facts request.
- * A VM's CPUID is fixed when it is created (QEMU's -cpu), live migration
- * included, so the live instruction is scanned once per process. Injected
- * CPUID (tests, fixtures) is scanned every time.
- */
-static void cpu_hypervisor_scan(AgentFactsContext *ctx, CpuHypervisor *hv)
-{
-	static gsize once;
-	static CpuHypervisor cached;
-
-	if (ctx->cpuid != NULL) {
-		cpu_hypervisor_from_cpuid(ctx, hv);
-		return;
-	}
-	if (g_once_init_enter(&once)) {
-		cpu_hypervisor_from_cpuid(ctx, &cached);
-		g_once_init_leave(&once, 1);
-	}
-	*hv = cached;
-	hv->raw = g_strdup(cached.raw);
-	hv->leaves = cached.leaves != NULL
-	                 ? g_ptr_array_copy(cached.leaves, (GCopyFunc)g_strdup, NULL)
-	                 : NULL;
-	if (cached.vendor != NULL && cached.vendor == cached.raw)
-		hv->vendor = hv->raw;
 }
 
 static void cpu_hypervisor_from_dmi(AgentFactsContext *ctx, CpuHypervisor *hv)
@@ -377,7 +243,7 @@ static void cpu_add_hypervisor(AgentFactsContext *ctx, JsonBuilder *builder, gbo
 	CpuHypervisor hv = { 0 };
 
 	if (have_cpuid)
-		cpu_hypervisor_scan(ctx, &hv);
+		agent_cpu_hypervisor_scan(ctx, &hv);
 	/* CPUID said "hypervisor" but left the vendor leaves empty: ask the firmware. */
 	if (!have_cpuid || (hv.present && hv.vendor == NULL)) {
 		CpuHypervisor dmi = { 0 };
@@ -396,101 +262,10 @@ static void cpu_add_hypervisor(AgentFactsContext *ctx, JsonBuilder *builder, gbo
 	}
 	json_builder_set_member_name(builder, "hypervisor");
 	json_builder_begin_object(builder);
-	json_builder_set_member_name(builder, "present");
-	json_builder_add_boolean_value(builder, hv.present);
-	agent_facts_builder_add_string(builder, "vendor", hv.present ? hv.vendor : NULL);
-	agent_facts_builder_add_string(builder, "signature", hv.present ? hv.raw : NULL);
-	agent_facts_builder_add_string(builder, "source",
-	                               hv.present || have_cpuid ? hv.source : NULL);
-	json_builder_set_member_name(builder, "signatures");
-	json_builder_begin_array(builder);
-	for (guint i = 0; hv.leaves != NULL && i + 2 < hv.leaves->len; i += 3) {
-		const char *vendor = g_ptr_array_index(hv.leaves, i + 2);
-		json_builder_begin_object(builder);
-		agent_facts_builder_add_string(builder, "leaf", g_ptr_array_index(hv.leaves, i));
-		agent_facts_builder_add_string(builder, "signature",
-		                               g_ptr_array_index(hv.leaves, i + 1));
-		agent_facts_builder_add_string(builder, "vendor",
-		                               vendor[0] != '\0' ? vendor : NULL);
-		json_builder_end_object(builder);
-	}
-	json_builder_end_array(builder);
+	agent_cpu_hypervisor_write(builder, &hv, have_cpuid);
 	cpu_add_hypervisor_kernel(ctx, builder, hv.present);
 	json_builder_end_object(builder);
-	g_free(hv.raw);
-	g_free(hv.name);
-	g_clear_pointer(&hv.leaves, g_ptr_array_unref);
-}
-
-static void cpu_add_bit(JsonBuilder *builder, const char *name, guint32 reg, guint bit)
-{
-	json_builder_set_member_name(builder, name);
-	json_builder_add_boolean_value(builder, (reg >> bit) & 1);
-}
-
-static void cpu_add_cpuid(AgentFactsContext *ctx, JsonBuilder *builder)
-{
-	guint32 l0[4] = { 0 };
-	guint32 l1[4] = { 0 };
-	guint32 l7[4] = { 0 };
-	guint32 x0[4] = { 0 };
-	guint32 x1[4] = { 0 };
-
-	json_builder_set_member_name(builder, "cpuid");
-	if (!agent_facts_cpuid(ctx, 0, 0, l0)) {
-		json_builder_add_null_value(builder);
-		return;
-	}
-	if (l0[0] >= 1)
-		agent_facts_cpuid(ctx, 1, 0, l1);
-	if (l0[0] >= 7)
-		agent_facts_cpuid(ctx, 7, 0, l7);
-	agent_facts_cpuid(ctx, 0x80000000, 0, x0);
-	if (x0[0] >= 0x80000001 && x0[0] <= 0x8000ffff)
-		agent_facts_cpuid(ctx, 0x80000001, 0, x1);
-
-	json_builder_begin_object(builder);
-	cpu_add_bit(builder, "hypervisor", l1[2], 31);
-	cpu_add_bit(builder, "aes", l1[2], 25);
-	cpu_add_bit(builder, "pclmulqdq", l1[2], 1);
-	cpu_add_bit(builder, "avx", l1[2], 28);
-	cpu_add_bit(builder, "avx2", l7[1], 5);
-	cpu_add_bit(builder, "vaes", l7[2], 9);
-	cpu_add_bit(builder, "vpclmulqdq", l7[2], 10);
-	cpu_add_bit(builder, "sha", l7[1], 29);
-	cpu_add_bit(builder, "vmx", l1[2], 5);
-	cpu_add_bit(builder, "svm", x1[2], 2);
-	json_builder_end_object(builder);
-}
-
-static gboolean cpu_cpuid_adapter(guint32 leaf, guint32 subleaf, guint32 regs[4],
-                                  gpointer user_data)
-{
-	return agent_facts_cpuid(user_data, leaf, subleaf, regs);
-}
-
-static void cpu_add_isa_level(AgentFactsContext *ctx, JsonBuilder *builder)
-{
-	g_autoptr(GPtrArray) missing = NULL;
-	g_autofree char *name = NULL;
-	GbIsaInput in;
-
-	if (!gb_isa_input_read(cpu_cpuid_adapter, ctx, ctx->cpuid == NULL, &in)) {
-		agent_facts_builder_add_string(builder, "isa_level", NULL);
-		agent_facts_builder_add_string(builder, "isa_missing", NULL);
-		agent_facts_add_error(ctx, "cpu.isa_level",
-		                      "no CPUID (not x86, or facts read under a sysroot)");
-		return;
-	}
-	name = gb_isa_level_name(gb_isa_level(&in, &missing));
-	agent_facts_builder_add_string(builder, "isa_level", name);
-	if (name == NULL)
-		agent_facts_add_error(ctx, "cpu.isa_level", "CPUID lacks the x86-64 baseline");
-	json_builder_set_member_name(builder, "isa_missing");
-	json_builder_begin_array(builder);
-	for (guint i = 0; i < missing->len; i++)
-		json_builder_add_string_value(builder, g_ptr_array_index(missing, i));
-	json_builder_end_array(builder);
+	agent_cpu_hypervisor_clear(&hv);
 }
 
 /* Armv8.x/Armv9.x from the hwcaps: a lower bound (gb-isa.h, PROTOCOL.md). */
@@ -1099,11 +874,11 @@ JsonNode *agent_facts_collect_cpu(AgentFactsContext *ctx)
 	}
 
 	cpu_add_hypervisor(ctx, builder, have_cpuid, flags);
-	cpu_add_cpuid(ctx, builder);
+	agent_cpu_add_cpuid(ctx, builder);
 	if (arm && !have_cpuid)
 		cpu_add_isa_level_arm(ctx, builder, flags);
 	else
-		cpu_add_isa_level(ctx, builder);
+		agent_cpu_add_isa_level(ctx, builder);
 	cpu_add_vulnerabilities(ctx, builder);
 	cpu_add_topology(ctx, builder);
 

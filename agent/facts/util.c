@@ -346,46 +346,6 @@ GArray *agent_facts_parse_cpulist(const char *str, GError **error)
 	return g_steal_pointer(&cpus);
 }
 
-gboolean agent_facts_is_token(const char *str)
-{
-	if (str == NULL || str[0] == '\0')
-		return FALSE;
-	for (const char *p = str; *p != '\0'; p++) {
-		if (!g_ascii_isgraph(*p))
-			return FALSE;
-	}
-	return TRUE;
-}
-
-void agent_facts_add_error(AgentFactsContext *ctx, const char *member, const char *reason)
-{
-	JsonObject *obj;
-
-	if (ctx->errors == NULL)
-		return;
-	obj = json_object_new();
-	json_object_set_string_member(obj, "member", member);
-	json_object_set_string_member(obj, "reason", reason);
-	json_array_add_object_element(ctx->errors, obj);
-}
-
-gboolean agent_facts_cpuid(AgentFactsContext *ctx, guint32 leaf, guint32 subleaf, guint32 regs[4])
-{
-	if (ctx->cpuid != NULL)
-		return ctx->cpuid(leaf, subleaf, regs, ctx->cpuid_data);
-	/* the raw instruction: callers check the maximum leaves themselves */
-	return gb_isa_cpuid_live(leaf, subleaf, regs, NULL);
-}
-
-void agent_facts_builder_add_string(JsonBuilder *builder, const char *member, const char *value)
-{
-	json_builder_set_member_name(builder, member);
-	if (value != NULL)
-		json_builder_add_string_value(builder, value);
-	else
-		json_builder_add_null_value(builder);
-}
-
 gboolean agent_facts_exists(const char *sysroot, const char *path)
 {
 	g_autofree char *guest = NULL;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include "common.h"
 #include "facts.h"
 
 G_BEGIN_DECLS
@@ -56,17 +57,5 @@ gboolean agent_facts_parse_int(const char *str, gint64 min, gint64 max, gint64 *
 
 /* Parses a kernel CPU list ("0-3,8,10-11"; empty is valid) into sorted guint32s. */
 GArray *agent_facts_parse_cpulist(const char *str, GError **error);
-
-/* TRUE when str is printable ASCII without whitespace (a kernel token such as "kvm-clock"). */
-gboolean agent_facts_is_token(const char *str);
-
-/* Appends {"member", "reason"} to ctx->errors. */
-void agent_facts_add_error(AgentFactsContext *ctx, const char *member, const char *reason);
-
-/* CPUID through ctx->cpuid or the real instruction; FALSE when not available. */
-gboolean agent_facts_cpuid(AgentFactsContext *ctx, guint32 leaf, guint32 subleaf, guint32 regs[4]);
-
-/* Adds a member with a string value, or null when value is NULL. */
-void agent_facts_builder_add_string(JsonBuilder *builder, const char *member, const char *value);
 
 G_END_DECLS

@@ -7,6 +7,7 @@
 #include <cpuid.h>
 #endif
 
+#include "cpu-x86.h"
 #include "facts-test.h"
 #include "gb-test-emulated.h"
 
@@ -232,6 +233,56 @@ static char *ldso_highest_level(void)
 }
 
 /* Ground truth: glibc's loader on this very machine. */
+/*
+ * The flags decoded from CPUID (what the Windows agent reports) against the
+ * kernel's own decoding in /proc/cpuinfo on this machine. The kernel adds
+ * synthetic flags, clears some by policy (TSX, MPX) and sets x2apic when it
+ * runs in x2APIC mode: the flags the audit reads must agree, and nearly all
+ * the others.
+ */
+static void test_live_cpuid_flags(void)
+{
+	const char *const key[] = { "fpu",     "sse",    "sse2",       "pni",       "ssse3",
+		                    "sse4_1",  "sse4_2", "aes",        "pclmulqdq", "avx",
+		                    "avx2",    "popcnt", "hypervisor", "vmx",       "svm",
+		                    "lm",      "nx",     "sha_ni",     "vaes",      "vpclmulqdq",
+		                    "avx512f", "bmi1",   "bmi2",       "fma",       "f16c",
+		                    "rdrand",  "adx",    NULL };
+	g_autofree char *text = NULL;
+	g_autofree char *value = NULL;
+	g_auto(GStrv) kernel = NULL;
+	g_auto(GStrv) decoded = NULL;
+	AgentFactsContext ctx = { .sysroot = "/" };
+	guint agree = 0;
+
+	if (gb_test_skip_if_emulated("qemu-user's CPUID is not the kernel's"))
+		return;
+#if !defined(__x86_64__)
+	g_test_skip("not x86-64");
+	return;
+#endif
+	g_assert_true(g_file_get_contents("/proc/cpuinfo", &text, NULL, NULL));
+	value = cpuinfo_value(text, "flags");
+	g_assert_nonnull(value);
+	kernel = g_strsplit(value, " ", -1);
+	decoded = agent_cpu_x86_flags(&ctx);
+	g_assert_nonnull(decoded);
+	for (guint i = 0; key[i] != NULL; i++) {
+		gboolean k = g_strv_contains((const char *const *)kernel, key[i]);
+		gboolean d = g_strv_contains((const char *const *)decoded, key[i]);
+		if (k != d)
+			g_test_message("%s: kernel %d, CPUID %d", key[i], k, d);
+		g_assert_cmpint(k, ==, d);
+	}
+	for (guint i = 0; decoded[i] != NULL; i++) {
+		if (g_strv_contains((const char *const *)kernel, decoded[i]))
+			agree++;
+		else
+			g_test_message("CPUID has %s, the kernel does not show it", decoded[i]);
+	}
+	g_assert_cmpuint(agree * 10, >=, g_strv_length(decoded) * 9);
+}
+
 static void test_live_isa_level(void)
 {
 	g_autofree char *want = NULL;
@@ -301,6 +352,7 @@ int main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/facts/live", test_live);
 	g_test_add_func("/facts/live/isa-level", test_live_isa_level);
+	g_test_add_func("/facts/live/cpuid-flags", test_live_cpuid_flags);
 	g_test_add_func("/facts/live/vulnerabilities", test_live_vulnerabilities);
 	g_test_add_func("/facts/live/topology", test_live_topology);
 	return g_test_run();

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "facts.h"
+
+G_BEGIN_DECLS
+
+/* TRUE when str is printable ASCII without whitespace (a kernel token such as "kvm-clock"). */
+gboolean agent_facts_is_token(const char *str);
+
+/* Appends {"member", "reason"} to ctx->errors. */
+void agent_facts_add_error(AgentFactsContext *ctx, const char *member, const char *reason);
+
+/* CPUID through ctx->cpuid or the real instruction; FALSE when not available. */
+gboolean agent_facts_cpuid(AgentFactsContext *ctx, guint32 leaf, guint32 subleaf, guint32 regs[4]);
+
+/* Adds a member with a string value, or null when value is NULL. */
+void agent_facts_builder_add_string(JsonBuilder *builder, const char *member, const char *value);
+
+G_END_DECLS
