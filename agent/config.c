@@ -5,13 +5,25 @@
 #include <string.h>
 
 #include "agent-config.h"
+#ifndef _WIN32
 #include "endpoint.h"
+#endif
 
 #define AGENT_CONFIG_GROUP "general"
 
+#ifdef _WIN32
+/* The port as Windows' vioserial driver names it, a COM port, a named pipe. */
+static const char *const agent_methods[] = {
+	"virtio-serial",
+	"isa-serial",
+	"pipe-listen",
+	NULL,
+};
+#else
 static const char *const agent_methods[] = {
 	"virtio-serial", "unix-listen", "vsock-listen", "stdio", NULL,
 };
+#endif
 
 static const char *const agent_config_keys[] = {
 	"method",         "path",    "sysroot",          "scratch-dir",       "allow-rpcs",
@@ -294,6 +306,18 @@ gboolean agent_config_check(const AgentConfig *config, GError **error)
 		            "unknown method '%s' (expected one of: %s)", config->method, all);
 		return FALSE;
 	}
+#ifdef _WIN32
+	if (g_strcmp0(config->method, "isa-serial") == 0 && config->path == NULL) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "method isa-serial needs a COM port (-p COM5)");
+		return FALSE;
+	}
+	if (g_strcmp0(config->method, "pipe-listen") == 0 && config->path == NULL) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
+		                    "method pipe-listen needs a pipe name (-p \\\\.\\pipe\\NAME)");
+		return FALSE;
+	}
+#else
 	if (g_strcmp0(config->method, "unix-listen") == 0 && config->path == NULL) {
 		g_set_error_literal(error, GB_ERROR, GB_ERROR_INVALID_ARGUMENT,
 		                    "method unix-listen needs a socket path (-p PATH)");
@@ -310,5 +334,6 @@ gboolean agent_config_check(const AgentConfig *config, GError **error)
 		if (!agent_endpoint_parse_vsock(config->path, &cid, &port, error))
 			return FALSE;
 	}
+#endif
 	return TRUE;
 }
