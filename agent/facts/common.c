@@ -42,3 +42,26 @@ void agent_facts_builder_add_string(JsonBuilder *builder, const char *member, co
 	else
 		json_builder_add_null_value(builder);
 }
+
+void agent_facts_builder_add_int_or_null(JsonBuilder *builder, const char *member, gboolean ok,
+                                         gint64 value)
+{
+	json_builder_set_member_name(builder, member);
+	if (ok)
+		json_builder_add_int_value(builder, value);
+	else
+		json_builder_add_null_value(builder);
+}
+
+void agent_facts_builder_add_strv(JsonBuilder *builder, const char *member, char **values)
+{
+	json_builder_set_member_name(builder, member);
+	if (values == NULL) {
+		json_builder_add_null_value(builder);
+		return;
+	}
+	json_builder_begin_array(builder);
+	for (guint i = 0; values[i] != NULL; i++)
+		json_builder_add_string_value(builder, values[i]);
+	json_builder_end_array(builder);
+}

@@ -16,5 +16,10 @@ gboolean agent_facts_cpuid(AgentFactsContext *ctx, guint32 leaf, guint32 subleaf
 
 /* Adds a member with a string value, or null when value is NULL. */
 void agent_facts_builder_add_string(JsonBuilder *builder, const char *member, const char *value);
+/* Adds a member with an integer value, or null when ok is FALSE. */
+void agent_facts_builder_add_int_or_null(JsonBuilder *builder, const char *member, gboolean ok,
+                                         gint64 value);
+/* Adds a member with an array of strings, or null when values is NULL. */
+void agent_facts_builder_add_strv(JsonBuilder *builder, const char *member, char **values);
 
 G_END_DECLS

@@ -382,15 +382,6 @@ static gboolean cpu_topology_id(AgentFactsContext *ctx, guint32 cpu, const char 
 	return agent_facts_read_int(ctx->sysroot, path, -1, G_MAXINT32, id, NULL);
 }
 
-static void cpu_add_int_or_null(JsonBuilder *builder, const char *member, gboolean ok, gint64 v)
-{
-	json_builder_set_member_name(builder, member);
-	if (ok)
-		json_builder_add_int_value(builder, v);
-	else
-		json_builder_add_null_value(builder);
-}
-
 /* Sockets, dies, cores and threads as lscpu counts them: distinct ids over the online CPUs. */
 static void cpu_add_topology(AgentFactsContext *ctx, JsonBuilder *builder)
 {
@@ -434,13 +425,14 @@ static void cpu_add_topology(AgentFactsContext *ctx, JsonBuilder *builder)
 	if (!ids_ok)
 		agent_facts_add_error(ctx, "cpu.topology.sockets",
 		                      "cpuN/topology/physical_package_id or core_id unreadable");
-	cpu_add_int_or_null(builder, "cpus", TRUE, cpus->len);
-	cpu_add_int_or_null(builder, "sockets", ids_ok, g_hash_table_size(sockets));
-	cpu_add_int_or_null(builder, "dies", ids_ok, g_hash_table_size(dies));
-	cpu_add_int_or_null(builder, "cores_per_socket", ids_ok,
-	                    ids_ok ? g_hash_table_size(cores) / g_hash_table_size(sockets) : 0);
-	cpu_add_int_or_null(builder, "threads_per_core", ids_ok,
-	                    ids_ok ? cpus->len / g_hash_table_size(cores) : 0);
+	agent_facts_builder_add_int_or_null(builder, "cpus", TRUE, cpus->len);
+	agent_facts_builder_add_int_or_null(builder, "sockets", ids_ok, g_hash_table_size(sockets));
+	agent_facts_builder_add_int_or_null(builder, "dies", ids_ok, g_hash_table_size(dies));
+	agent_facts_builder_add_int_or_null(
+	    builder, "cores_per_socket", ids_ok,
+	    ids_ok ? g_hash_table_size(cores) / g_hash_table_size(sockets) : 0);
+	agent_facts_builder_add_int_or_null(builder, "threads_per_core", ids_ok,
+	                                    ids_ok ? cpus->len / g_hash_table_size(cores) : 0);
 	cpu_add_caches(ctx, builder, g_array_index(cpus, guint32, 0));
 	json_builder_end_object(builder);
 }
@@ -863,15 +855,7 @@ JsonNode *agent_facts_collect_cpu(AgentFactsContext *ctx)
 		                      text == NULL ? error_info->message
 		                      : arm        ? CPUINFO_PATH ": no 'Features' line"
 		                                   : CPUINFO_PATH ": no 'flags' line");
-	json_builder_set_member_name(builder, "flags");
-	if (flags != NULL) {
-		json_builder_begin_array(builder);
-		for (guint i = 0; flags[i] != NULL; i++)
-			json_builder_add_string_value(builder, flags[i]);
-		json_builder_end_array(builder);
-	} else {
-		json_builder_add_null_value(builder);
-	}
+	agent_facts_builder_add_strv(builder, "flags", flags);
 
 	cpu_add_hypervisor(ctx, builder, have_cpuid, flags);
 	agent_cpu_add_cpuid(ctx, builder);

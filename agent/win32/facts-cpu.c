@@ -52,16 +52,6 @@ static gboolean cpu_win_count_relation(LOGICAL_PROCESSOR_RELATIONSHIP rel, guint
 	return *count > 0;
 }
 
-static void cpu_win_add_int_or_null(JsonBuilder *builder, const char *member, gboolean ok,
-                                    gint64 value)
-{
-	json_builder_set_member_name(builder, member);
-	if (ok)
-		json_builder_add_int_value(builder, value);
-	else
-		json_builder_add_null_value(builder);
-}
-
 static void cpu_win_add_topology(AgentFactsContext *ctx, JsonBuilder *builder, guint cpus)
 {
 	guint sockets = 0;
@@ -71,15 +61,15 @@ static void cpu_win_add_topology(AgentFactsContext *ctx, JsonBuilder *builder, g
 
 	json_builder_set_member_name(builder, "topology");
 	json_builder_begin_object(builder);
-	cpu_win_add_int_or_null(builder, "cpus", cpus > 0, cpus);
-	cpu_win_add_int_or_null(builder, "sockets", have_sockets, sockets);
-	cpu_win_add_int_or_null(builder, "dies", FALSE, 0);
-	cpu_win_add_int_or_null(builder, "cores_per_socket",
-	                        have_sockets && have_cores && cores % sockets == 0,
-	                        sockets > 0 ? cores / sockets : 0);
-	cpu_win_add_int_or_null(builder, "threads_per_core",
-	                        have_cores && cpus > 0 && cpus % cores == 0,
-	                        cores > 0 ? cpus / cores : 0);
+	agent_facts_builder_add_int_or_null(builder, "cpus", cpus > 0, cpus);
+	agent_facts_builder_add_int_or_null(builder, "sockets", have_sockets, sockets);
+	agent_facts_builder_add_int_or_null(builder, "dies", FALSE, 0);
+	agent_facts_builder_add_int_or_null(builder, "cores_per_socket",
+	                                    have_sockets && have_cores && cores % sockets == 0,
+	                                    sockets > 0 ? cores / sockets : 0);
+	agent_facts_builder_add_int_or_null(builder, "threads_per_core",
+	                                    have_cores && cpus > 0 && cpus % cores == 0,
+	                                    cores > 0 ? cpus / cores : 0);
 	json_builder_set_member_name(builder, "caches");
 	json_builder_add_null_value(builder);
 	json_builder_end_object(builder);
@@ -106,17 +96,10 @@ JsonNode *agent_facts_collect_cpu(AgentFactsContext *ctx)
 	agent_facts_builder_add_string(builder, "vendor", vendor);
 	json_builder_set_member_name(builder, "midr");
 	json_builder_add_null_value(builder);
-	cpu_win_add_int_or_null(builder, "count", cpus > 0, cpus);
-	json_builder_set_member_name(builder, "flags");
-	if (flags != NULL) {
-		json_builder_begin_array(builder);
-		for (guint i = 0; flags[i] != NULL; i++)
-			json_builder_add_string_value(builder, flags[i]);
-		json_builder_end_array(builder);
-	} else {
-		json_builder_add_null_value(builder);
+	agent_facts_builder_add_int_or_null(builder, "count", cpus > 0, cpus);
+	agent_facts_builder_add_strv(builder, "flags", flags);
+	if (flags == NULL)
 		agent_facts_add_error(ctx, "cpu.flags", "no CPUID on this processor");
-	}
 
 	if (have_cpuid)
 		agent_cpu_hypervisor_scan(ctx, &hv);
