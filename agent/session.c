@@ -193,6 +193,7 @@ static gboolean agent_session_idle_cb(gpointer user_data)
 		return G_SOURCE_CONTINUE;
 	g_debug("no request for %" G_GINT64_FORMAT " s: session ends",
 	        self->ctx.config->linger_seconds);
+	agent_transport_hold(self->transport);
 	g_main_loop_quit(self->loop);
 	return G_SOURCE_CONTINUE;
 }

@@ -464,6 +464,12 @@ gboolean agent_transport_has_client(AgentTransport *t)
 	       t->in_fd >= 0;
 }
 
+void agent_transport_hold(AgentTransport *t)
+{
+	agent_transport_remove_source(&t->listen_watch);
+	agent_transport_remove_source(&t->in_watch);
+}
+
 gboolean agent_transport_is_idle(AgentTransport *t)
 {
 	if (t->inbuf->len > 0 || t->outq->len > 0 || gb_framer_is_partial(t->framer))

@@ -47,6 +47,13 @@ gboolean agent_transport_is_idle(AgentTransport *transport);
 gboolean agent_transport_has_client(AgentTransport *transport);
 /* func(user_data) whenever a client of a listening transport goes away. */
 void agent_transport_on_client_gone(AgentTransport *transport, void (*func)(gpointer user_data));
+/*
+ * Reads and accepts nothing more: a request or a client that comes from now
+ * on waits in the kernel for the next session. For a session that ends once
+ * it found itself idle: without it, a client that connects in the same main
+ * loop iteration would be accepted, then closed unanswered as the session ends.
+ */
+void agent_transport_hold(AgentTransport *transport);
 /* Closes everything; a unix socket we created is unlinked. */
 void agent_transport_free(AgentTransport *transport);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(AgentTransport, agent_transport_free)

@@ -246,6 +246,41 @@ static void test_agent_killed(void)
 }
 
 /*
+ * A client that connects as the session ends is answered, by the next session:
+ * the session is stopped (SIGSTOP) after the last client left, a client
+ * connects, and the session goes on once its idle check is due (linger 1 s:
+ * due within 2 s of the client leaving), so that the check and the waiting
+ * client come in one main loop iteration. A session that accepted the client
+ * there and then ended closed it unanswered (a fleet audit saw 17 of 50 real
+ * agents "close the connection before the session opened"). The sleeps only
+ * place the stop inside that window; a slower machine tests less, never fails.
+ */
+static void test_client_at_session_end(void)
+{
+	Harness h;
+	GPid agent;
+
+	session_start(&h);
+	agent = harness_pid(h.proc);
+	for (int round = 0; round < 2; round++) {
+		GPid session;
+
+		session_ping(&h);
+		session = harness_session_pid(agent);
+		close(h.fd);
+		h.fd = -1;
+		/* time for the session to see the client leave and arm its idle check */
+		g_usleep(G_USEC_PER_SEC / 2);
+		g_assert_cmpint(kill(session, SIGSTOP), ==, 0);
+		harness_reconnect(&h);
+		g_usleep(5 * G_USEC_PER_SEC / 2);
+		g_assert_cmpint(kill(session, SIGCONT), ==, 0);
+		session_ping(&h);
+	}
+	harness_stop(&h);
+}
+
+/*
  * A session program that fails at once: the resident process says so, waits
  * longer each time (1 s, 2 s, ...) instead of restarting it in a loop, and
  * still quits at once on SIGTERM.
@@ -331,6 +366,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/session/on-demand", test_on_demand);
 	g_test_add_func("/session/jobs-kept", test_jobs_kept);
 	g_test_add_func("/session/killed", test_session_killed);
+	g_test_add_func("/session/client-at-end", test_client_at_session_end);
 	g_test_add_func("/session/sigterm", test_sigterm_with_session);
 	g_test_add_func("/session/agent-killed", test_agent_killed);
 	g_test_add_func("/session/broken", test_broken_session);
