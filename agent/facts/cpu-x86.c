@@ -472,7 +472,11 @@ char *agent_cpu_x86_vendor(AgentFactsContext *ctx)
 
 	if (!agent_facts_cpuid(ctx, 0, 0, regs))
 		return NULL;
-	cpu_regs_to_signature(regs, sig);
+	/* leaf 0 spells it in EBX, EDX, ECX ("Auth" "enti" "cAMD"); hypervisor leaves in EBX, ECX,
+	 * EDX */
+	memcpy(sig, &regs[1], 4);
+	memcpy(sig + 4, &regs[3], 4);
+	memcpy(sig + 8, &regs[2], 4);
 	return cpu_signature_escape(sig);
 }
 

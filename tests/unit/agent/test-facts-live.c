@@ -283,6 +283,27 @@ static void test_live_cpuid_flags(void)
 	g_assert_cmpuint(agree * 10, >=, g_strv_length(decoded) * 9);
 }
 
+/* CPUID's vendor (what the Windows agent reports) is the kernel's vendor_id. */
+static void test_live_cpuid_vendor(void)
+{
+	g_autofree char *text = NULL;
+	g_autofree char *kernel = NULL;
+	g_autofree char *decoded = NULL;
+	AgentFactsContext ctx = { .sysroot = "/" };
+
+	if (gb_test_skip_if_emulated("qemu-user's CPUID is not the kernel's"))
+		return;
+#if !defined(__x86_64__)
+	g_test_skip("not x86-64");
+	return;
+#endif
+	g_assert_true(g_file_get_contents("/proc/cpuinfo", &text, NULL, NULL));
+	kernel = cpuinfo_value(text, "vendor_id");
+	decoded = agent_cpu_x86_vendor(&ctx);
+	g_assert_nonnull(kernel);
+	g_assert_cmpstr(decoded, ==, kernel);
+}
+
 static void test_live_isa_level(void)
 {
 	g_autofree char *want = NULL;
@@ -353,6 +374,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/facts/live", test_live);
 	g_test_add_func("/facts/live/isa-level", test_live_isa_level);
 	g_test_add_func("/facts/live/cpuid-flags", test_live_cpuid_flags);
+	g_test_add_func("/facts/live/cpuid-vendor", test_live_cpuid_vendor);
 	g_test_add_func("/facts/live/vulnerabilities", test_live_vulnerabilities);
 	g_test_add_func("/facts/live/topology", test_live_topology);
 	return g_test_run();
