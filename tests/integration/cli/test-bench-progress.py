@@ -73,8 +73,12 @@ def main():
         check("80 columns: several updates on one line", len(ups) >= 4, repr(out[:2000]))
         check("80 columns: no update reaches the last column",
               ups and all(width(u) < 80 for u in ups), "\n".join(ups))
+        # once per update: whole, or cut from its start when a slow run's wider
+        # figures ([13%][eta 10s]) leave it no room at 80 columns
         check("the guest is named once per update",
-              ups and all(u.count(sock) == 1 for u in ups), "\n".join(ups))
+              ups and all(u.count(sock) == 1 or (u.startswith("\u2026") and sock not in u
+                                                 and sock[-12:] in u) for u in ups)
+              and any(sock in u for u in ups), "\n".join(ups))
         check("the size as typed (1024k), never 1048576",
               any("1024k" in u for u in ups) and not any("1048576" in u for u in ups),
               "\n".join(ups))

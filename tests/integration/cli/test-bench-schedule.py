@@ -210,9 +210,14 @@ def cases(tmp, procs, socks, burners):
     check("--contention: each guest has solo, loaded and ratio = loaded / solo",
           all(s.get("solo") and s.get("loaded") and
               abs(s["ratio"] - s["loaded"] / s["solo"]) < 1e-9 for s in samples), samples)
-    check("--contention: the loaded figure is clearly lower on 2 cores (mean ratio < 0.8)",
-          samples and all(s.get("ratio") for s in samples)
-          and statistics.mean(s["ratio"] for s in samples) < 0.8, samples)
+    # that the loaded pass loads: its four jobs ran at once, as the agents' own
+    # start and end times say (the ratio itself, 0.5 to 0.8 here, is a
+    # measurement: another load on the machine moves it, so it is not checked)
+    loaded_spans = [interval(g) for g in cont if g.get("result")]
+    check("--contention: the four loaded jobs ran at once (mean ratio %.2f)"
+          % statistics.mean(s.get("ratio") or 0 for s in samples),
+          len(loaded_spans) == 4
+          and max(a for a, _ in loaded_spans) < min(b for _, b in loaded_spans), loaded_spans)
     check("--contention: the loaded result says concurrent 4, its solo result 1",
           all(g["result"]["labels"]["concurrent"] == 4 and
               g["result"]["contention"]["solo"]["labels"]["concurrent"] == 1 for g in cont
