@@ -12,6 +12,7 @@
 
 #include "agent-config.h"
 #include "dispatch.h"
+#include "privilege.h"
 #include "service.h"
 #include "transport.h"
 
@@ -64,6 +65,11 @@ int agent_win_serve(AgentConfig *config)
 	g_autoptr(AgentWinTransport) transport = NULL;
 	AgentWin self = { .ctx.config = config };
 
+	/* as on Linux: nothing the agent does needs a privilege (privilege.h) */
+	if (!agent_win_privilege_drop(&error)) {
+		g_warning("%s", error->message);
+		return AGENT_EXIT_ERROR;
+	}
 	self.loop = g_main_loop_new(NULL, FALSE);
 	transport = agent_win_transport_new(config, agent_win_handle, &self, &error);
 	if (transport == NULL) {

@@ -11,6 +11,7 @@ prefix's services alive (wine ends them once no user process is left):
   operator would) points it at COM5;
 - COM5 is wine's dosdevices/com5 link to a pty; this test relays the pty to a
   unix socket, as QEMU exposes a guest's serial port to the host;
+- the service removed its privileges (its log says how many);
 - the host CLI: `ping`, `facts` (CPU flags as /proc/cpuinfo shows them on this
   machine, the OS a Windows one, memory), `audit` and `census` of a mixed fleet
   (the Linux agent beside it): every guest there, ok;
@@ -26,6 +27,7 @@ import glob
 import json
 import os
 import pty
+import re
 import select
 import shutil
 import signal
@@ -280,8 +282,13 @@ def main():
         sock = relay.sock_path
         ok, err = wait_ping(sock, 6)
         check("guestbench ping over COM5: ok", ok, err[-500:])
+        log = os.path.join(conf_dir, "agent.log")
+        text = open(log, errors="replace").read() if os.path.exists(log) else ""
+        removed = re.search(r"privileges removed: ([0-9]+); kept: SeChangeNotifyPrivilege", text)
+        check("the service dropped its privileges (%s removed), as its log says"
+              % (removed.group(1) if removed else "none"),
+              removed and int(removed.group(1)) > 0, text[-1000:])
         if not ok:
-            log = os.path.join(conf_dir, "agent.log")
             print("# the agent's log:")
             if os.path.exists(log):
                 with open(log, errors="replace") as f:
