@@ -8,17 +8,93 @@
 
 #include "common.h"
 
+/*
+ * memory.numa.nodes: each node's CPUs from GetLogicalProcessorInformationEx
+ * (RelationNumaNode; GetNumaNodeProcessorMaskEx is missing under wine), CPU
+ * numbers counting 64 per processor group as Windows numbers them (a node
+ * spanning groups, Windows 11 and Server 2022, shows its first group's).
+ * Windows tells a node's free memory, not its size: with one node, the node
+ * holds all of it (total); with several, memory_bytes is null with the reason.
+ */
+static void memory_win_add_numa(AgentFactsContext *ctx, JsonBuilder *builder, gint64 total)
+{
+	g_autofree char *buf = NULL;
+	DWORD len = 0;
+	guint n_nodes = 0;
+
+	json_builder_set_member_name(builder, "numa");
+	GetLogicalProcessorInformationEx(RelationNumaNode, NULL, &len);
+	if (len > 0) {
+		buf = g_malloc(len);
+		if (!GetLogicalProcessorInformationEx(RelationNumaNode, (void *)buf, &len))
+			len = 0;
+	}
+	/* entries are as long as their Size says, shorter than the struct's union */
+	for (DWORD off = 0; off + 8 <= len;) {
+		const SYSTEM_LOGICAL_PROCESSOR_INFORMATION_EX *e = (const void *)(buf + off);
+		if (e->Size < 8 || e->Size > len - off)
+			break;
+		if (e->Relationship == RelationNumaNode)
+			n_nodes++;
+		off += e->Size;
+	}
+	if (n_nodes == 0) {
+		json_builder_add_null_value(builder);
+		agent_facts_add_error(ctx, "memory.numa",
+		                      "GetLogicalProcessorInformationEx reported no NUMA node");
+		return;
+	}
+	json_builder_begin_object(builder);
+	json_builder_set_member_name(builder, "nodes");
+	json_builder_begin_array(builder);
+	for (DWORD off = 0; off + 8 <= len;) {
+		const SYSTEM_LOGICAL_PROCESSOR_INFORMATION_EX *e = (const void *)(buf + off);
+		const GROUP_AFFINITY *aff = &e->NumaNode.GroupMask;
+
+		if (e->Size < 8 || e->Size > len - off)
+			break;
+		off += e->Size;
+		if (e->Relationship != RelationNumaNode)
+			continue;
+		json_builder_begin_object(builder);
+		json_builder_set_member_name(builder, "id");
+		json_builder_add_int_value(builder, e->NumaNode.NodeNumber);
+		json_builder_set_member_name(builder, "cpus");
+		json_builder_begin_array(builder);
+		for (guint bit = 0; bit < 64; bit++) {
+			if (aff->Mask & ((KAFFINITY)1 << bit))
+				json_builder_add_int_value(builder, (gint64)aff->Group * 64 + bit);
+		}
+		json_builder_end_array(builder);
+		json_builder_set_member_name(builder, "memory_bytes");
+		if (n_nodes == 1 && total > 0) {
+			json_builder_add_int_value(builder, total);
+		} else {
+			g_autofree char *member = g_strdup_printf(
+			    "memory.numa.node%lu", (unsigned long)e->NumaNode.NodeNumber);
+			json_builder_add_null_value(builder);
+			agent_facts_add_error(
+			    ctx, member, "Windows reports a NUMA node's free memory, not its size");
+		}
+		json_builder_end_object(builder);
+	}
+	json_builder_end_array(builder);
+	json_builder_end_object(builder);
+}
+
 JsonNode *agent_facts_collect_memory(AgentFactsContext *ctx)
 {
 	g_autoptr(JsonBuilder) builder = json_builder_new();
 	MEMORYSTATUSEX status = { .dwLength = sizeof(status) };
 	SYSTEM_INFO info;
 	SIZE_T large = GetLargePageMinimum();
+	BOOL have_total;
 
 	GetSystemInfo(&info);
 	json_builder_begin_object(builder);
 	json_builder_set_member_name(builder, "total_bytes");
-	if (GlobalMemoryStatusEx(&status)) {
+	have_total = GlobalMemoryStatusEx(&status);
+	if (have_total) {
 		json_builder_add_int_value(builder, (gint64)status.ullTotalPhys);
 	} else {
 		json_builder_add_null_value(builder);
@@ -50,9 +126,7 @@ JsonNode *agent_facts_collect_memory(AgentFactsContext *ctx)
 	json_builder_set_member_name(builder, "thp");
 	json_builder_add_null_value(builder);
 	agent_facts_add_error(ctx, "memory.thp", "no transparent huge pages on Windows");
-	json_builder_set_member_name(builder, "numa");
-	json_builder_add_null_value(builder);
-	agent_facts_add_error(ctx, "memory.numa", "not collected on Windows yet");
+	memory_win_add_numa(ctx, builder, have_total ? (gint64)status.ullTotalPhys : 0);
 	json_builder_end_object(builder);
 	return json_builder_get_root(builder);
 }

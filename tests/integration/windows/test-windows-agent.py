@@ -317,6 +317,14 @@ def main():
                                                      osf.get("kernel_release")),
               "Windows" in str(osf.get("pretty_name")), osf)
         mem = facts.get("memory") or {}
+        nodes = (mem.get("numa") or {}).get("nodes") or []
+        host_nodes = glob.glob("/sys/devices/system/node/node[0-9]*")
+        cpus = sorted(c for n in nodes for c in n.get("cpus") or [])
+        check("facts: %d NUMA node(s) holding CPUs %s, as this machine has (%d)"
+              % (len(nodes), cpus, len(host_nodes)),
+              len(nodes) == max(1, len(host_nodes)) and cpus == list(range(os.cpu_count()))
+              and (len(nodes) > 1 or nodes[0].get("memory_bytes") == mem.get("total_bytes")),
+              mem.get("numa"))
         check("facts: memory total %s bytes" % mem.get("total_bytes"),
               isinstance(mem.get("total_bytes"), int) and mem["total_bytes"] > 0, mem)
 
