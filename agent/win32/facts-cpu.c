@@ -7,6 +7,7 @@
 #include <windows.h>
 
 #include "cpu-x86.h"
+#include "mitigations.h"
 
 static const char *cpu_win_architecture(void)
 {
@@ -80,6 +81,25 @@ static void cpu_win_add_topology(AgentFactsContext *ctx, JsonBuilder *builder, g
 	agent_facts_add_error(ctx, "cpu.topology.caches", "not collected on Windows yet");
 }
 
+static void cpu_win_add_vulnerabilities(AgentFactsContext *ctx, JsonBuilder *builder)
+{
+	AgentWinMitigations m;
+	g_autofree char *reason = NULL;
+	g_auto(GStrv) pairs = NULL;
+
+	json_builder_set_member_name(builder, "vulnerabilities");
+	if (!agent_win_mitigations_query(&m, &reason)) {
+		json_builder_add_null_value(builder);
+		agent_facts_add_error(ctx, "cpu.vulnerabilities", reason);
+		return;
+	}
+	pairs = agent_win_mitigations_decode(&m);
+	json_builder_begin_object(builder);
+	for (guint i = 0; pairs[i] != NULL && pairs[i + 1] != NULL; i += 2)
+		agent_facts_builder_add_string(builder, pairs[i], pairs[i + 1]);
+	json_builder_end_object(builder);
+}
+
 JsonNode *agent_facts_collect_cpu(AgentFactsContext *ctx)
 {
 	g_autoptr(JsonBuilder) builder = json_builder_new();
@@ -117,9 +137,7 @@ JsonNode *agent_facts_collect_cpu(AgentFactsContext *ctx)
 
 	agent_cpu_add_cpuid(ctx, builder);
 	agent_cpu_add_isa_level(ctx, builder);
-	json_builder_set_member_name(builder, "vulnerabilities");
-	json_builder_add_null_value(builder);
-	agent_facts_add_error(ctx, "cpu.vulnerabilities", "not collected on Windows yet");
+	cpu_win_add_vulnerabilities(ctx, builder);
 	cpu_win_add_topology(ctx, builder, cpus);
 	json_builder_end_object(builder);
 	return json_builder_get_root(builder);

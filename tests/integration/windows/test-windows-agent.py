@@ -312,6 +312,12 @@ def main():
         vendor = cpuinfo_value("vendor_id")
         check("facts: CPU vendor %s, as /proc/cpuinfo has it (%s)" % (cpu.get("vendor"), vendor),
               cpu.get("vendor") == vendor, cpu.get("vendor"))
+        # wine answers neither NtQuerySystemInformation class: null, with the reason
+        why = [e.get("reason") for e in facts.get("errors") or []
+               if e.get("member") == "cpu.vulnerabilities"]
+        check("facts: cpu.vulnerabilities null, the reason says Windows did not report them",
+              cpu.get("vulnerabilities") is None and why
+              and "did not report its speculation control" in why[0], (cpu.get("vulnerabilities"), why))
         osf = facts.get("os") or {}
         check("facts: the OS is Windows (%s, %s)" % (osf.get("pretty_name"),
                                                      osf.get("kernel_release")),
