@@ -18,6 +18,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fleet  # noqa: E402
 from gbclient import Session, guest_exec  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from winetest import WindowsGuest, find_msi  # noqa: E402
 
 AGENT = os.environ["GB_AGENT"]
 CLI = os.environ["GB_CLI"]
@@ -204,6 +206,34 @@ def test_audit(g):
           len(isa["tuned"]) == 1 and isa["tuned"][0]["level"] == "NOTE", isa)
 
 
+def test_mixed_fleet(g):
+    """The Windows agent (its MSI under wine, tests/winetest.py) beside the TCG guests:
+    one audit shows every guest."""
+    win_dir = os.environ.get("GB_WINDOWS_AGENT_DIR", "")
+    msi = find_msi(win_dir) if win_dir else None
+    if msi is None:
+        diag("mixed fleet with the Windows agent: skipped, no Windows build "
+             "(-Dwindows_agent=DIR)")
+        return
+    with tempfile.TemporaryDirectory(prefix="gb-e2e-win-") as tmp:
+        with WindowsGuest(tmp, msi) as win:
+            boot, rc, out = win.start()
+            check("mixed fleet: the Windows agent's MSI installs under wine", rc == 0,
+                  out[-800:])
+            socks = [x.sock for x in g.values()] + [win.sock]
+            r = cli("--format", "json", "--timeout", "60", "audit", *socks)
+            doc = json.loads(r.stdout or "{}")
+            seen = {x.get("target"): x for x in doc.get("guests", [])}
+            bad = {t: (seen.get(t) or {}).get("error", "absent") for t in socks
+                   if (seen.get(t) or {}).get("status") != "ok"
+                   or not (seen[t].get("result") or {}).get("findings")}
+            check("audit of %d TCG guests and the Windows agent: every guest ok with findings, "
+                  "exit 1 (legacy FAILs)" % len(g), r.returncode == 1 and not bad,
+                  (r.returncode, bad, r.stderr[-800:]))
+            r = cli("audit", *socks)
+            diag("audit of the mixed fleet:\n" + r.stdout[-4000:])
+
+
 def test_census(g):
     """The fleet's CPU models: qemu64 (legacy), -cpu max (tuned, numa), SandyBridge (scsi)."""
     socks = [x.sock for x in g.values()]
@@ -280,16 +310,26 @@ def test_job_survives_disconnect(sock):
 
 
 def test_aes_vs_openssl(g):
-    # One guest at a time, so the two do not share the host's two cores.
-    ours = {}
-    for name in ("legacy", "tuned"):
-        st = run_job(g[name].sock, "aes", {"sizes": [16384], "seconds": 2})
-        ours[name] = metric(st.get("result", {"metrics": []}), "aes-128-gcm", block_size="16384")
+    # One guest at a time, so the two do not share the host's two cores; three
+    # rounds, the order flipped each time, and the median of the rounds' ratios,
+    # so that a load that comes and goes on the machine weighs on both alike
+    # (one pair measured while another build ran once read 1.15x for 2.3x)
+    rounds = []
+    for i in range(3):
+        order = ("legacy", "tuned") if i % 2 == 0 else ("tuned", "legacy")
+        got = {}
+        for name in order:
+            st = run_job(g[name].sock, "aes", {"sizes": [16384], "seconds": 1})
+            got[name] = metric(st.get("result", {"metrics": []}), "aes-128-gcm",
+                               block_size="16384")
+        rounds.append(got)
+    ours = {name: sorted(r[name] or 0 for r in rounds)[1] for name in ("legacy", "tuned")}
     ref = {name: openssl_speed(g[name].qga_sock, 16384) for name in ("legacy", "tuned")}
     check("bench aes ran in both guests", all(ours.values()), ours)
     check("openssl speed ran in both guests", all(ref.values()), ref)
     if all(ours.values()) and all(ref.values()):
-        r_ours = ours["tuned"] / ours["legacy"]
+        ratios = sorted(r["tuned"] / r["legacy"] for r in rounds if r["tuned"] and r["legacy"])
+        r_ours = ratios[len(ratios) // 2] if ratios else 0
         r_ref = ref["tuned"] / ref["legacy"]
         diag("aes-128-gcm 16 KiB, B/s: guestbench legacy %.0f tuned %.0f (%.2fx); "
              "openssl speed legacy %.0f tuned %.0f (%.2fx)" %
@@ -407,6 +447,7 @@ def main():
         steps = [
             ("facts", lambda: test_facts(g)),
             ("audit", lambda: test_audit(g)),
+            ("mixed fleet", lambda: test_mixed_fleet(g)),
             ("census", lambda: test_census(g)),
             ("disconnect", lambda: test_job_survives_disconnect(g["tuned"].sock)),
             ("aes", lambda: test_aes_vs_openssl(g)),

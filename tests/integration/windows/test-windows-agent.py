@@ -26,23 +26,19 @@ folder scripts/cross-build --windows filled), GB_AGENT, GB_CLI, wine.
 import glob
 import json
 import os
-import pty
 import re
-import select
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
-import threading
-import time
-import tty
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
 from gbtest import check, skip, start_agents, stop, tap_report  # noqa: E402
+from winetest import SERVICE, WindowsGuest, find_msi  # noqa: E402
 import importlib.util  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location(
@@ -52,147 +48,6 @@ _spec.loader.exec_module(hostile_corpus)
 
 CLI = os.environ.get("GB_CLI", "")
 WIN_DIR = os.environ.get("GB_WINDOWS_AGENT_DIR", "")
-SERVICE = "guestbench-agent"
-# every wine command gets this long: a hung one fails its step, not the whole test
-WINE_STEP_S = 180
-
-
-class Wine:
-    """A wine prefix of the test's own; every command's output goes to files
-    (msiexec never finished with pipes as its stdout)."""
-
-    def __init__(self, tmp):
-        self.tmp = tmp
-        self.prefix = os.path.join(tmp, "prefix")
-        self.env = dict(os.environ)
-        self.env.update({"WINEPREFIX": self.prefix, "WINEDEBUG": "-all",
-                         # no Mono or Gecko download prompts
-                         "WINEDLLOVERRIDES": "mscoree=;mshtml="})
-        self.env.pop("DISPLAY", None)
-        self.env.pop("WAYLAND_DISPLAY", None)
-        self.keeper = None
-        self.n = 0
-
-    def run(self, args, timeout=WINE_STEP_S):
-        """(exit status, output) of a wine command; status None when it hung."""
-        self.n += 1
-        out = os.path.join(self.tmp, "wine-%02d.log" % self.n)
-        with open(out, "w") as f:
-            try:
-                rc = subprocess.run(["wine"] + args, stdin=subprocess.DEVNULL, stdout=f,
-                                    stderr=subprocess.STDOUT, env=self.env,
-                                    timeout=timeout).returncode
-            except subprocess.TimeoutExpired:
-                rc = None
-        with open(out, errors="replace") as f:
-            return rc, f.read()
-
-    def boot(self):
-        self.n += 1
-        with open(os.path.join(self.tmp, "wineboot.log"), "w") as f:
-            rc = subprocess.run(["wineboot", "-i"], stdin=subprocess.DEVNULL, stdout=f,
-                                stderr=subprocess.STDOUT, env=self.env,
-                                timeout=WINE_STEP_S).returncode
-            # wineboot returns while the prefix is still being set up: an
-            # msiexec started then had its service start fail and the whole
-            # install rolled back
-            subprocess.run(["wineserver", "-w"], stdin=subprocess.DEVNULL, stdout=f,
-                           stderr=subprocess.STDOUT, env=self.env, timeout=WINE_STEP_S)
-        # a user process for as long as the test runs: without one, wineserver
-        # ends and takes the services with it
-        self.keeper = subprocess.Popen(["wine", "cmd"], stdin=subprocess.PIPE,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                       env=self.env)
-        return rc
-
-    def unix_path(self, windows_path):
-        """C:\\x\\y in this prefix, as a path here."""
-        assert windows_path[1:3] == ":\\"
-        return os.path.join(self.prefix, "drive_c", *windows_path[3:].split("\\"))
-
-    def service_state(self):
-        rc, out = self.run(["sc", "query", SERVICE], timeout=60)
-        for line in out.splitlines():
-            if "STATE" in line:
-                return line.split()[-1]
-        return "absent" if rc not in (0, None) else "unknown: %r" % out[-300:]
-
-    def shutdown(self):
-        if self.keeper is not None:
-            try:
-                self.keeper.stdin.close()
-            except OSError:
-                pass
-        subprocess.run(["wineserver", "-k"], env=self.env, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
-        if self.keeper is not None:
-            try:
-                self.keeper.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.keeper.kill()
-
-
-class PtyRelay:
-    """The host end of a serial port: a pty whose slave wine opens as COM5,
-    relayed to a unix socket the CLI connects to (one client at a time, as
-    QEMU's chardev socket). What the agent writes while no client is there is
-    dropped, as QEMU drops it."""
-
-    def __init__(self, sock_path):
-        self.master, self.slave = pty.openpty()
-        # raw, no echo: a serial line, not a terminal; the slave stays open
-        # here so that wine closing and reopening it is no hang-up
-        tty.setraw(self.slave)
-        self.slave_path = os.ttyname(self.slave)
-        self.sock_path = sock_path
-        self.listener = socket.socket(socket.AF_UNIX)
-        self.listener.bind(sock_path)
-        self.listener.listen(4)
-        self.client = None
-        self.stopping = False
-        self.thread = threading.Thread(target=self.loop, daemon=True)
-        self.thread.start()
-
-    def loop(self):
-        while not self.stopping:
-            fds = [self.master, self.listener] + ([self.client] if self.client else [])
-            r, _, _ = select.select(fds, [], [], 0.2)
-            if self.listener in r and self.client is None:
-                self.client, _ = self.listener.accept()
-            if self.master in r:
-                try:
-                    data = os.read(self.master, 65536)
-                except OSError:
-                    data = b""
-                if data and self.client is not None:
-                    try:
-                        self.client.sendall(data)
-                    except OSError:
-                        self.drop()
-            if self.client is not None and self.client in r:
-                try:
-                    data = self.client.recv(65536)
-                except OSError:
-                    data = b""
-                if not data:
-                    self.drop()
-                else:
-                    view = memoryview(data)
-                    while view:
-                        _, w, _ = select.select([], [self.master], [], 1)
-                        if w:
-                            view = view[os.write(self.master, view):]
-
-    def drop(self):
-        self.client.close()
-        self.client = None
-
-    def close(self):
-        self.stopping = True
-        self.thread.join(timeout=5)
-        for fd in (self.master, self.slave):
-            os.close(fd)
-        self.listener.close()
 
 
 def cli(args, timeout=120):
@@ -246,30 +101,17 @@ def main():
         skip("the Windows agent under wine", "no Windows build (meson -Dwindows_agent=DIR, "
              "filled by scripts/cross-build --windows)")
         return tap_report()
-    msis = glob.glob(os.path.join(WIN_DIR, "guestbench-agent-*-x64.msi"))
-    if len(msis) != 1 or shutil.which("wine") is None:
-        print("Bail out! %s holds no single MSI (%s), or wine is missing"
-              % (WIN_DIR, msis))
+    msi = find_msi(WIN_DIR)
+    if msi is None or shutil.which("wine") is None:
+        print("Bail out! %s holds no single MSI, or wine is missing" % WIN_DIR)
         return 1
-    msi = msis[0]
     tmp = tempfile.mkdtemp(prefix="gb-windows-")
-    wine = Wine(tmp)
-    relay = None
+    guest = WindowsGuest(tmp, msi)
+    wine = guest.wine
     procs = []
     try:
-        rc = wine.boot()
-        check("wineboot made a prefix", rc == 0 and os.path.isdir(wine.prefix), rc)
-        relay = PtyRelay(os.path.join(tmp, "com5.sock"))
-        dosdev = os.path.join(wine.prefix, "dosdevices", "com5")
-        if os.path.lexists(dosdev):
-            os.unlink(dosdev)
-        os.symlink(relay.slave_path, dosdev)
-        conf_dir = wine.unix_path("C:\\ProgramData\\guestbench")
-        os.makedirs(conf_dir, exist_ok=True)
-        with open(os.path.join(conf_dir, "agent.conf"), "w") as f:
-            f.write("[general]\nmethod=isa-serial\npath=COM5\n")
-
-        rc, out = wine.run(["msiexec", "/i", msi, "/qn"])
+        boot, rc, out = guest.start()
+        check("wineboot made a prefix", boot == 0 and os.path.isdir(wine.prefix), boot)
         check("msiexec /i %s /qn: exit status 0" % os.path.basename(msi), rc == 0, out[-1000:])
         exe = wine.unix_path("C:\\Program Files\\guestbench\\guestbench-agent.exe")
         dlls = glob.glob(os.path.join(os.path.dirname(exe), "*.dll"))
@@ -279,21 +121,18 @@ def main():
         check("service %s registered and running after install (%s)" % (SERVICE, state),
               state == "RUNNING", state)
 
-        sock = relay.sock_path
+        sock = guest.sock
         ok, err = wait_ping(sock, 6)
         check("guestbench ping over COM5: ok", ok, err[-500:])
-        log = os.path.join(conf_dir, "agent.log")
-        text = open(log, errors="replace").read() if os.path.exists(log) else ""
+        text = guest.log()
         removed = re.search(r"privileges removed: ([0-9]+); kept: SeChangeNotifyPrivilege", text)
         check("the service dropped its privileges (%s removed), as its log says"
               % (removed.group(1) if removed else "none"),
               removed and int(removed.group(1)) > 0, text[-1000:])
         if not ok:
             print("# the agent's log:")
-            if os.path.exists(log):
-                with open(log, errors="replace") as f:
-                    for line in f.readlines()[-20:]:
-                        print("#   " + line.rstrip())
+            for line in guest.log().splitlines()[-20:]:
+                print("#   " + line)
             raise Unanswered()
 
         rc, doc, out, err = cli(["--timeout", "60", "--format", "json", "facts", sock])
@@ -383,9 +222,7 @@ def main():
         pass
     finally:
         stop(procs)
-        wine.shutdown()
-        if relay is not None:
-            relay.close()
+        guest.close()
         shutil.rmtree(tmp, ignore_errors=True)
     return tap_report()
 
