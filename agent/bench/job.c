@@ -13,20 +13,20 @@
 #include <errno.h>
 #include <gio/gio.h>
 #include <math.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
+#ifndef G_OS_WIN32
 #include <unistd.h>
+#endif
 
 #include "bench.h"
 #include "gb-bench-limits.h"
 #include "gb-error.h"
 #include "gb-json.h"
+#include "job-proc.h"
 #include "job.h"
+#ifndef G_OS_WIN32
 #include "options.h"
+#endif
 
 /* How often the job's thread looks at a cancel or the deadline while it waits for events. */
 #define AGENT_JOB_POLL_MS 100
@@ -52,12 +52,10 @@ typedef struct {
 	gint64 runs;
 	gint64 started_us; /* monotonic: how long ago it started, whatever the wall clock does */
 	gint64 deadline_us;
-	char *spec;      /* what goes to the process's stdin */
-	GPid pid;        /* the process, leader of its own group; 0 once reaped */
-	int in_fd;       /* its stdin, until the spec is written */
-	int out_fd;      /* its stdout: the events */
-	GThread *thread; /* until joined */
-	gint cancel;     /* atomic: gb-bench-cancel or shutdown asked */
+	char *spec;         /* what goes to the process's stdin */
+	AgentJobProc *proc; /* the process (job-proc.h); reaped under the lock */
+	GThread *thread;    /* until joined */
+	gint cancel;        /* atomic: gb-bench-cancel or shutdown asked */
 	/* protected by jobs->mutex */
 	AgentJobState state;
 	double progress;
@@ -76,20 +74,11 @@ struct _AgentJobs {
 	AgentJob *running;
 };
 
-static void agent_job_close_fd(int *fd)
-{
-	if (*fd >= 0) {
-		close(*fd);
-		*fd = -1;
-	}
-}
-
 static void agent_job_free(AgentJob *job)
 {
 	if (job->thread != NULL)
 		g_thread_join(job->thread);
-	agent_job_close_fd(&job->in_fd);
-	agent_job_close_fd(&job->out_fd);
+	agent_job_proc_free(job->proc);
 	if (job->params != NULL)
 		json_object_unref(job->params);
 	if (job->result != NULL)
@@ -199,14 +188,6 @@ static JsonNode *agent_job_to_json(AgentJob *job, gboolean with_result)
 
 /* ---- the job's thread: its process's events ---- */
 
-/* Asks the job's process group to stop (SIGTERM: the benchmark cancels and reports). */
-static void agent_job_signal(AgentJob *job, int sig)
-{
-	if (job->pid > 0 && kill(-job->pid, sig) != 0 && errno != ESRCH)
-		g_warning("cannot signal benchmark process %d: %s", (int)job->pid,
-		          g_strerror(errno));
-}
-
 /*
  * One event line (job.h). Returns TRUE when it was the outcome, which is kept
  * aside until the process has been reaped: the job stays "running" till then,
@@ -225,8 +206,8 @@ static gboolean agent_job_event(AgentJob *job, const char *line, gsize len, Agen
 	const char *message = NULL;
 
 	if (node == NULL || !gb_json_node_get_object(node, "event", &ev, &error)) {
-		g_warning("benchmark process %d sent a bad event: %s", (int)job->pid,
-		          error->message);
+		g_warning("benchmark process %" G_GINT64_FORMAT " sent a bad event: %s",
+		          agent_job_proc_id(job->proc), error->message);
 		return FALSE;
 	}
 	if (json_object_has_member(ev, "done")) {
@@ -279,42 +260,6 @@ static gboolean agent_job_event(AgentJob *job, const char *line, gsize len, Agen
 	return FALSE;
 }
 
-/* Writes the spec to the process's stdin and closes it. */
-static void agent_job_write_spec(AgentJob *job)
-{
-	gsize len = strlen(job->spec);
-	gsize done = 0;
-	sigset_t pipe_signal;
-
-	/* a process that died at once is an EPIPE here, not a SIGPIPE for the whole program */
-	sigemptyset(&pipe_signal);
-	sigaddset(&pipe_signal, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_signal, NULL);
-	while (done < len) {
-		ssize_t n = write(job->in_fd, job->spec + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		/* a process that died at once: its end says why */
-		if (n <= 0)
-			break;
-		done += (gsize)n;
-	}
-	agent_job_close_fd(&job->in_fd);
-}
-
-/* How the process ended, for a job that got no outcome from it. */
-static char *agent_job_describe_exit(int status)
-{
-	if (WIFSIGNALED(status))
-		return g_strdup_printf("Benchmark process killed by signal %d (%s)",
-		                       WTERMSIG(status), g_strsignal(WTERMSIG(status)));
-	if (WIFEXITED(status))
-		return g_strdup_printf("Benchmark process exited with status %d without a result",
-		                       WEXITSTATUS(status));
-	return g_strdup("Benchmark process ended without a result");
-}
-
 static gpointer agent_job_thread(gpointer data)
 {
 	AgentJob *job = data;
@@ -322,23 +267,22 @@ static gpointer agent_job_thread(gpointer data)
 	g_autoptr(GByteArray) buf = g_byte_array_new();
 	g_autofree char *killed_why = NULL;
 	g_autofree char *outcome_error = NULL;
+	g_autofree char *ended = NULL;
 	g_autoptr(JsonNode) outcome_result = NULL;
 	AgentJobState outcome_state = AGENT_JOB_FAILED;
 	gboolean outcome = FALSE;
 	gboolean term_sent = FALSE;
 	gint64 kill_at = 0;
-	int status = 0;
 
-	agent_job_write_spec(job);
-	while (job->out_fd >= 0) {
-		struct pollfd pfd = { .fd = job->out_fd, .events = POLLIN };
+	agent_job_proc_write_input(job->proc, job->spec, strlen(job->spec));
+	for (;;) {
 		gint64 now = g_get_monotonic_time();
 		guint8 chunk[16384];
-		ssize_t n;
+		gssize n;
 		guint8 *nl;
 
 		if (g_atomic_int_get(&job->cancel) && !term_sent) {
-			agent_job_signal(job, SIGTERM);
+			agent_job_proc_cancel(job->proc);
 			term_sent = TRUE;
 			kill_at = now + (gint64)AGENT_JOB_CANCEL_GRACE_MS * 1000;
 		}
@@ -347,18 +291,16 @@ static gpointer agent_job_thread(gpointer data)
 			    "Benchmark process ran past its limit of %" G_GINT64_FORMAT
 			    " s and was killed",
 			    (job->deadline_us - job->started_us) / G_USEC_PER_SEC);
-			agent_job_signal(job, SIGKILL);
+			agent_job_proc_kill(job->proc);
 		}
 		if (kill_at != 0 && now > kill_at) {
-			agent_job_signal(job, SIGKILL);
+			agent_job_proc_kill(job->proc);
 			kill_at = 0;
 		}
-		if (poll(&pfd, 1, AGENT_JOB_POLL_MS) <= 0)
+		n = agent_job_proc_read(job->proc, chunk, sizeof(chunk), AGENT_JOB_POLL_MS);
+		if (n < 0)
 			continue;
-		n = read(job->out_fd, chunk, sizeof(chunk));
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0)
+		if (n == 0)
 			break;
 		g_byte_array_append(buf, chunk, (guint)n);
 		while (!outcome && (nl = memchr(buf->data, '\n', buf->len)) != NULL) {
@@ -371,47 +313,37 @@ static gpointer agent_job_thread(gpointer data)
 		if (!outcome && buf->len > AGENT_JOB_EVENT_MAX && killed_why == NULL) {
 			killed_why = g_strdup("Benchmark process sent an oversized event and was "
 			                      "killed");
-			agent_job_signal(job, SIGKILL);
+			agent_job_proc_kill(job->proc);
 		}
 		if (outcome)
 			break;
 	}
-	agent_job_close_fd(&job->out_fd);
+	agent_job_proc_close_output(job->proc);
 	/*
 	 * After its outcome the process only exits; one that closed its stdout
-	 * without an outcome is asked to stop, then killed. waitid(WNOWAIT)
-	 * leaves it a zombie, so that its pid and group stay its own until it is
-	 * reaped under the lock, and gb-bench-cancel never signals a stranger.
+	 * without an outcome is asked to stop, then killed. An ended process is
+	 * not reaped until the lock is held (job-proc.h), so that gb-bench-cancel
+	 * never signals a stranger.
 	 */
-	for (;;) {
-		siginfo_t info = { 0 };
-		int flags = WEXITED | WNOWAIT | (outcome || killed_why != NULL ? 0 : WNOHANG);
+	while (!agent_job_proc_wait(job->proc, AGENT_JOB_POLL_MS)) {
+		gint64 now = g_get_monotonic_time();
 
-		if (waitid(P_PID, (id_t)job->pid, &info, flags) != 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (info.si_pid != 0)
-			break;
-		if (!term_sent) {
-			agent_job_signal(job, SIGTERM);
+		if (!term_sent && !outcome && killed_why == NULL) {
+			agent_job_proc_cancel(job->proc);
 			term_sent = TRUE;
-			kill_at = g_get_monotonic_time() + (gint64)AGENT_JOB_CANCEL_GRACE_MS * 1000;
-		} else if (kill_at != 0 && g_get_monotonic_time() > kill_at) {
-			agent_job_signal(job, SIGKILL);
+			kill_at = now + (gint64)AGENT_JOB_CANCEL_GRACE_MS * 1000;
+		} else if (kill_at == 0 && killed_why == NULL && outcome) {
+			/* it sent its outcome: it has a grace to exit, as after a cancel */
+			kill_at = now + (gint64)AGENT_JOB_CANCEL_GRACE_MS * 1000;
+		} else if (kill_at != 0 && now > kill_at) {
+			agent_job_proc_kill(job->proc);
 			kill_at = 0;
 		}
-		g_usleep(AGENT_JOB_POLL_MS * 1000);
 	}
-	/* whatever the process left in its group goes with it */
-	agent_job_signal(job, SIGKILL);
 	{
 		g_autoptr(GMutexLocker) G_GNUC_UNUSED locker = g_mutex_locker_new(&jobs->mutex);
 
-		while (waitpid(job->pid, &status, 0) < 0 && errno == EINTR)
-			;
-		job->pid = 0;
+		ended = agent_job_proc_reap(job->proc);
 		if (outcome) {
 			job->state = outcome_state;
 			job->result = g_steal_pointer(&outcome_result);
@@ -430,7 +362,7 @@ static gpointer agent_job_thread(gpointer data)
 				job->error = g_strdup("Benchmark cancelled");
 			} else {
 				job->state = AGENT_JOB_FAILED;
-				job->error = agent_job_describe_exit(status);
+				job->error = g_steal_pointer(&ended);
 			}
 			g_debug("job %" G_GINT64_FORMAT ": %s", job->id, job->error);
 		}
@@ -476,21 +408,6 @@ static char *agent_bench_names(void)
 	return g_string_free(g_steal_pointer(&str), FALSE);
 }
 
-/*
- * In the forked child, before exec: a process group of its own, death with
- * the agent, and no signal blocked (the agent blocks SIGIO everywhere, and a
- * one-shot agent SIGTERM/SIGINT, which cancel the job).
- */
-static void agent_job_child_setup(gpointer data)
-{
-	sigset_t none;
-
-	sigemptyset(&none);
-	pthread_sigmask(SIG_SETMASK, &none, NULL);
-	setpgid(0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-}
-
 /* The spec the process reads (job.h). */
 static char *agent_job_spec(AgentJob *job, const AgentConfig *config)
 {
@@ -513,18 +430,14 @@ static char *agent_job_spec(AgentJob *job, const AgentConfig *config)
 /* Starts the job's process; FALSE with error when it cannot be started. */
 static gboolean agent_job_spawn(AgentJob *job, const AgentConfig *config, GError **error)
 {
-	const char *argv[] = { config->bench_worker, NULL };
-
 	if (config->bench_worker == NULL) {
 		g_set_error_literal(error, GB_ERROR, GB_ERROR_FAILED,
 		                    "no benchmark program (guestbench-agent-bench) is configured");
 		return FALSE;
 	}
 	job->spec = agent_job_spec(job, config);
-	return g_spawn_async_with_pipes_and_fds(
-	    NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_CLOEXEC_PIPES,
-	    agent_job_child_setup, NULL, -1, -1, -1, NULL, NULL, 0, &job->pid, &job->in_fd,
-	    &job->out_fd, NULL, error);
+	job->proc = agent_job_proc_spawn(config->bench_worker, error);
+	return job->proc != NULL;
 }
 
 JsonNode *agent_cmd_bench_start(AgentContext *agent, JsonObject *args, GError **error)
@@ -599,15 +512,12 @@ JsonNode *agent_cmd_bench_start(AgentContext *agent, JsonObject *args, GError **
 		job->state = AGENT_JOB_RUNNING;
 		job->phase = g_strdup("starting");
 		job->rate = NAN;
-		job->in_fd = -1;
-		job->out_fd = -1;
 		if (!agent_job_spawn(job, agent->config, error)) {
 			g_prefix_error(error, "Cannot start the benchmark process: ");
 		} else {
 			job->thread = g_thread_try_new("gb-bench", agent_job_thread, job, error);
 			if (job->thread == NULL) {
-				agent_job_signal(job, SIGKILL);
-				waitpid(job->pid, NULL, 0);
+				/* agent_job_free() kills and reaps it */
 				g_prefix_error(error, "Cannot start the benchmark thread: ");
 			}
 		}
@@ -676,7 +586,7 @@ JsonNode *agent_cmd_bench_cancel(AgentContext *agent, JsonObject *args, GError *
 	}
 	/* the benchmark stops within 10 ms of work; the job's thread kills it after a grace */
 	g_atomic_int_set(&job->cancel, 1);
-	agent_job_signal(job, SIGTERM);
+	agent_job_proc_cancel(job->proc);
 	return agent_job_node_take(json_object_new());
 }
 
@@ -714,7 +624,7 @@ void agent_jobs_shutdown(AgentContext *agent)
 
 		if (jobs->running != NULL) {
 			g_atomic_int_set(&jobs->running->cancel, 1);
-			agent_job_signal(jobs->running, SIGTERM);
+			agent_job_proc_cancel(jobs->running->proc);
 		}
 	}
 	/* agent_job_free() joins each thread; it needs the lock to finish */
@@ -737,7 +647,8 @@ gboolean agent_jobs_busy(AgentContext *agent)
 	return busy;
 }
 
-/* ---- finished jobs across session processes ---- */
+#ifndef G_OS_WIN32
+/* ---- finished jobs across session processes (the Windows agent is one process) ---- */
 
 static JsonNode *agent_job_save_one(AgentJob *job)
 {
@@ -807,8 +718,6 @@ static AgentJob *agent_job_load_one(AgentJobs *jobs, JsonNode *node, GError **er
 	const char *err = NULL;
 	gboolean read = FALSE;
 
-	job->in_fd = -1;
-	job->out_fd = -1;
 	job->jobs = jobs;
 	job->rate = NAN;
 	if (!gb_json_node_get_object(node, "job", &obj, error) ||
@@ -891,3 +800,4 @@ gboolean agent_jobs_load(AgentContext *agent, int fd, GError **error)
 	}
 	return ok;
 }
+#endif
