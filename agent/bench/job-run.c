@@ -5,8 +5,9 @@
  * a benchmark ends this process, never the agent, and the agent returns to
  * its idle size when the job ends. The job spec comes as one JSON object on
  * stdin; progress, rate and the outcome go to stdout as one JSON object per
- * line (job.h). SIGTERM or SIGINT cancels the job the way gb-bench-cancel
- * did in-process: the benchmark stops within 10 ms of work and what it had
+ * line (job.h). SIGTERM or SIGINT (on Windows, the cancel event
+ * bench-worker.c waits on) cancels the job the way gb-bench-cancel did
+ * in-process: the benchmark stops within 10 ms of work and what it had
  * measured is reported as a partial result.
  */
 #include "config.h"
@@ -18,6 +19,9 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef G_OS_WIN32
+#include <io.h>
+#endif
 
 #include "agent-config.h"
 #include "bench.h"
@@ -55,13 +59,46 @@ static JsonNode *agent_job_node_take(JsonObject *obj)
 	return node;
 }
 
-/* Set by SIGTERM/SIGINT. */
+/*
+ * The job's cancel flag, set by agent_bench_worker_cancel(); a cancel that
+ * comes before the job has its flag is kept in agent_job_run_cancel_early.
+ */
 static gint *agent_job_run_cancel_flag;
+static gint agent_job_run_cancel_early;
 
+void agent_bench_worker_cancel(void)
+{
+	gint *flag;
+
+	g_atomic_int_set(&agent_job_run_cancel_early, 1);
+	flag = g_atomic_pointer_get(&agent_job_run_cancel_flag);
+	if (flag != NULL)
+		g_atomic_int_set(flag, 1);
+}
+
+#ifndef G_OS_WIN32
 static void agent_job_run_on_signal(int sig)
 {
-	if (agent_job_run_cancel_flag != NULL)
-		g_atomic_int_set(agent_job_run_cancel_flag, 1);
+	agent_bench_worker_cancel();
+}
+#endif
+
+/*
+ * Events go to a private copy of stdout (*out_fd); anything else written to
+ * stdout goes to stderr. Both byte streams: no "\r\n" on Windows.
+ */
+static gboolean agent_job_run_setup_stdio(int *out_fd)
+{
+#ifdef G_OS_WIN32
+	if (_setmode(STDIN_FILENO, _O_BINARY) < 0)
+		return FALSE;
+	*out_fd = _dup(STDOUT_FILENO);
+	return *out_fd >= 0 && _setmode(*out_fd, _O_BINARY) >= 0 &&
+	       _dup2(STDERR_FILENO, STDOUT_FILENO) == 0;
+#else
+	*out_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	return *out_fd >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) >= 0;
+#endif
 }
 
 /* Writes one event line; a parent that has gone (EPIPE) cancels the job. Lock held. */
@@ -279,6 +316,7 @@ static JsonNode *agent_job_idle_check(AgentJobRun *job)
 	agent_job_progress(&job->bctx, 0.0, "idle check");
 	ok = agent_facts_cpu_load(job->bctx.sysroot, GB_BENCH_IDLE_WINDOW_MS, &job->bctx.cancel,
 	                          &busy, &steal, &error);
+	/* a system that does not report steal time (Windows) has no figure for it */
 	json_builder_begin_object(builder);
 	json_builder_set_member_name(builder, "busy_percent");
 	if (ok)
@@ -286,7 +324,7 @@ static JsonNode *agent_job_idle_check(AgentJobRun *job)
 	else
 		json_builder_add_null_value(builder);
 	json_builder_set_member_name(builder, "steal_percent");
-	if (ok)
+	if (ok && isfinite(steal))
 		json_builder_add_double_value(builder, steal);
 	else
 		json_builder_add_null_value(builder);
@@ -444,9 +482,11 @@ static const AgentBench *agent_job_run_lookup(const char *name)
 {
 	static const AgentBench *const runners[] = {
 		&agent_bench_aes,
+#ifndef G_OS_WIN32
 		&agent_bench_disk,
 		&agent_bench_mem,
 		&agent_bench_net,
+#endif
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(runners); i++) {
@@ -539,23 +579,32 @@ int agent_bench_worker_main(void)
 	g_autoptr(JsonNode) partial = NULL;
 	g_autoptr(JsonNode) result = NULL;
 	AgentJobRun job = { .runs = 1, .progress = 0 };
-	struct sigaction sa = { .sa_handler = agent_job_run_on_signal };
 	JsonObject *event;
 
-	/* events go to a private copy of stdout; anything else written to stdout goes to stderr */
-	job.out_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-	if (job.out_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+	if (!agent_job_run_setup_stdio(&job.out_fd)) {
 		g_printerr("guestbench-agent-bench: cannot set up its output: %s\n",
 		           g_strerror(errno));
 		return 1;
 	}
+#ifndef G_OS_WIN32
+	/* on Windows, GLib has started a thread of its own by now, which this
+	 * asserts against: there, stdout already is stderr for the C runtime */
 	g_log_writer_default_set_use_stderr(TRUE);
-	signal(SIGPIPE, SIG_IGN);
+#endif
 	g_mutex_init(&job.mutex);
-	agent_job_run_cancel_flag = &job.bctx.cancel;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	g_atomic_pointer_set(&agent_job_run_cancel_flag, &job.bctx.cancel);
+	if (g_atomic_int_get(&agent_job_run_cancel_early))
+		g_atomic_int_set(&job.bctx.cancel, 1);
+#ifndef G_OS_WIN32
+	{
+		struct sigaction sa = { .sa_handler = agent_job_run_on_signal };
+
+		signal(SIGPIPE, SIG_IGN);
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+	}
+#endif
 
 	text = agent_job_run_read_all(STDIN_FILENO, AGENT_JOB_SPEC_MAX, &error);
 	if (text != NULL)
@@ -591,7 +640,7 @@ int agent_bench_worker_main(void)
 	agent_job_run_emit(&job, event);
 	g_mutex_unlock(&job.mutex);
 
-	agent_job_run_cancel_flag = NULL;
+	g_atomic_pointer_set(&agent_job_run_cancel_flag, NULL);
 	if (job.params != NULL)
 		json_object_unref(job.params);
 	if (job.idle != NULL)

@@ -27,6 +27,11 @@ G_BEGIN_DECLS
  * and nothing after the last three. A process that ends without one of them
  * (killed, crashed, out of memory) is a failed job whose error says how it
  * ended. SIGTERM or SIGINT cancels.
+ *
+ * On Windows (agent/win32/job-proc.c) it is guestbench-agent-bench.exe beside
+ * the agent, in a Job Object that kills it with the agent; its command line
+ * is --cancel-event=HANDLE, an inherited manual-reset event that cancels
+ * when set.
  */
 #define AGENT_JOB_SPEC_MAX (1024 * 1024)
 /* The longest event line the job runner accepts (a result with its facts is far below). */
@@ -36,5 +41,11 @@ G_BEGIN_DECLS
 
 /* main() of guestbench-agent-bench: runs the job read from stdin (job-run.c). */
 int agent_bench_worker_main(void);
+/*
+ * Cancels the job agent_bench_worker_main() runs, or will run: what SIGTERM
+ * does, and on Windows the thread that waits on the agent's cancel event.
+ * Async-signal-safe.
+ */
+void agent_bench_worker_cancel(void);
 
 G_END_DECLS
