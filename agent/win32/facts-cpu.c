@@ -3,10 +3,14 @@
  * The cpu section on Windows: everything x86 from CPUID (cpu-x86.c, shared
  * with Linux), the counts from GetLogicalProcessorInformationEx. Member names
  * and order are those of the Linux collector (PROTOCOL.md, "Windows guests").
+ * And the CPU load a benchmark job's idle check takes (facts.h).
  */
 #include <windows.h>
 
+#include <math.h>
+
 #include "cpu-x86.h"
+#include "gb-error.h"
 #include "mitigations.h"
 
 static const char *cpu_win_architecture(void)
@@ -141,4 +145,64 @@ JsonNode *agent_facts_collect_cpu(AgentFactsContext *ctx)
 	cpu_win_add_topology(ctx, builder, cpus);
 	json_builder_end_object(builder);
 	return json_builder_get_root(builder);
+}
+
+static guint64 cpu_win_ticks(const FILETIME *t)
+{
+	return (guint64)t->dwHighDateTime << 32 | t->dwLowDateTime;
+}
+
+/*
+ * The load over window_ms from GetSystemTimes (all CPUs, 100 ns units): busy
+ * is what was not idle. Windows does not report steal time: *steal_percent is
+ * NAN, which the idle check makes null.
+ */
+gboolean agent_facts_cpu_load(const char *sysroot, guint window_ms, gint *cancel,
+                              double *busy_percent, double *steal_percent, GError **error)
+{
+	FILETIME idle[2];
+	FILETIME kernel[2];
+	FILETIME user[2];
+	guint64 total;
+	guint64 idle_ticks;
+	gint64 until;
+
+	if (!GetSystemTimes(&idle[0], &kernel[0], &user[0])) {
+		g_set_error(error, GB_ERROR, GB_ERROR_FAILED, "GetSystemTimes failed (error %lu)",
+		            (unsigned long)GetLastError());
+		return FALSE;
+	}
+	/* in slices, so that a cancel is seen within 10 ms */
+	until = g_get_monotonic_time() + (gint64)window_ms * 1000;
+	while (g_get_monotonic_time() < until) {
+		if (cancel != NULL && g_atomic_int_get(cancel) != 0) {
+			g_set_error_literal(error, GB_ERROR, GB_ERROR_FAILED, "cancelled");
+			return FALSE;
+		}
+		g_usleep((gulong)MIN(10000, MAX(until - g_get_monotonic_time(), 1)));
+	}
+	if (!GetSystemTimes(&idle[1], &kernel[1], &user[1])) {
+		g_set_error(error, GB_ERROR, GB_ERROR_FAILED, "GetSystemTimes failed (error %lu)",
+		            (unsigned long)GetLastError());
+		return FALSE;
+	}
+	/* kernel time includes idle time */
+	total = (cpu_win_ticks(&kernel[1]) - cpu_win_ticks(&kernel[0])) +
+	        (cpu_win_ticks(&user[1]) - cpu_win_ticks(&user[0]));
+	idle_ticks = cpu_win_ticks(&idle[1]) - cpu_win_ticks(&idle[0]);
+	if (cpu_win_ticks(&kernel[1]) < cpu_win_ticks(&kernel[0]) ||
+	    cpu_win_ticks(&user[1]) < cpu_win_ticks(&user[0]) ||
+	    cpu_win_ticks(&idle[1]) < cpu_win_ticks(&idle[0])) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
+		                    "GetSystemTimes: counters went backwards");
+		return FALSE;
+	}
+	if (total == 0) {
+		g_set_error_literal(error, GB_ERROR, GB_ERROR_PARSE,
+		                    "GetSystemTimes: no CPU time elapsed in the window");
+		return FALSE;
+	}
+	*busy_percent = 100.0 * (double)(total - MIN(idle_ticks, total)) / (double)total;
+	*steal_percent = NAN;
+	return TRUE;
 }

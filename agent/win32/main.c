@@ -59,6 +59,34 @@ static char *agent_win_data_path(const char *name)
 	return g_build_filename(base != NULL ? base : "C:\\ProgramData", "guestbench", name, NULL);
 }
 
+/*
+ * guestbench-agent-bench.exe beside this program (as the MSI installs it and
+ * the build tree has it): each benchmark job runs in it. NULL when it is not
+ * there, which gb-bench-start reports.
+ */
+static char *agent_win_bench_worker(void)
+{
+	wchar_t self[MAX_PATH];
+	DWORD len = GetModuleFileNameW(NULL, self, G_N_ELEMENTS(self));
+	g_autofree char *exe = NULL;
+	g_autofree char *dir = NULL;
+	char *worker;
+
+	if (len == 0 || len >= G_N_ELEMENTS(self))
+		return NULL;
+	exe = g_utf16_to_utf8((const gunichar2 *)self, len, NULL, NULL, NULL);
+	if (exe == NULL)
+		return NULL;
+	dir = g_path_get_dirname(exe);
+	worker = g_build_filename(dir, "guestbench-agent-bench.exe", NULL);
+	if (!g_file_test(worker, G_FILE_TEST_IS_REGULAR)) {
+		g_debug("no %s: benchmarks cannot run", worker);
+		g_free(worker);
+		return NULL;
+	}
+	return worker;
+}
+
 static gboolean agent_win_apply(AgentConfig *config, const AgentWinOptions *o, GError **error)
 {
 	if (o->method != NULL) {
@@ -84,8 +112,8 @@ static gboolean agent_win_apply(AgentConfig *config, const AgentWinOptions *o, G
 
 static const char agent_win_description[] =
     "Answers guestbench (and any QEMU guest agent client) on a virtio-serial port\n"
-    "of a Windows guest with facts about the guest. Benchmarks are not offered on\n"
-    "Windows yet (guest-info lists the commands there are).\n"
+    "of a Windows guest with facts about the guest, and runs benchmark jobs (aes)\n"
+    "in guestbench-agent-bench.exe beside it (guest-info lists the commands).\n"
     "\n"
     "--service install registers the service guestbench-agent (automatic start,\n"
     "as the MSI does), --service uninstall stops and removes it; the service\n"
@@ -158,6 +186,7 @@ int main(int argc, char **argv)
 		return agent_win_usage_error(error->message);
 	if (config->verbose)
 		g_log_set_debug_enabled(TRUE);
+	config->bench_worker = agent_win_bench_worker();
 	if (g_strcmp0(o.service, "install") == 0 || g_strcmp0(o.service, "uninstall") == 0)
 		return agent_win_service_manage(o.service, o.config);
 	if (g_strcmp0(o.service, "run") == 0) {

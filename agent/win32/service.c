@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 
 #include "agent-config.h"
+#include "bench.h"
 #include "dispatch.h"
 #include "privilege.h"
 #include "service.h"
@@ -84,6 +85,8 @@ int agent_win_serve(AgentConfig *config)
 	g_debug("serving %s", config->method);
 	g_main_loop_run(self.loop);
 	SetConsoleCtrlHandler(agent_win_console_cb, FALSE);
+	/* a running job is cancelled, and killed if it does not end in its grace */
+	agent_jobs_shutdown(&self.ctx);
 	g_mutex_lock(&agent_win_lock);
 	agent_win_loop = NULL;
 	g_mutex_unlock(&agent_win_lock);

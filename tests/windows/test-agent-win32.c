@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The Windows agent's own parts, run as a Windows program (under wine here):
- * the facts collectors against what this machine is, and the transport over
- * real named pipes with the framing, resync and reconnects of the protocol.
+ * the facts collectors against what this machine is, the transport over
+ * real named pipes with the framing, resync and reconnects of the protocol,
+ * and benchmark jobs run by the real guestbench-agent.exe in its
+ * guestbench-agent-bench.exe: done, cancelled, killed, unknown.
  */
 #include "config.h"
 
 #include <windows.h>
 
+#include <glib/gstdio.h>
+#include <tlhelp32.h>
+
 #include "agent-config.h"
 #include "dispatch.h"
 #include "facts.h"
+#include "gb-json.h"
 #include "transport.h"
 
 /* Under wine, Z: is the Linux root: the machine's own view, to check against. */
@@ -313,10 +319,399 @@ static void test_transport_reconnect(Fixture *f, gconstpointer data)
 	h = client_connect(f);
 	reply = exchange(h, "{\"execute\":\"guest-info\"}\n", 25, 1);
 	g_assert_nonnull(strstr(reply, "\"version\":\"" GB_VERSION "\""));
-	/* benchmarks are not offered on Windows yet: guest-info does not list them */
-	g_assert_null(strstr(reply, "gb-bench-start"));
+	/* the benchmark commands are offered on Windows */
+	g_assert_nonnull(strstr(reply, "gb-bench-start"));
+	g_assert_nonnull(strstr(reply, "gb-bench-cancel"));
 	g_assert_nonnull(strstr(reply, "gb-get-facts"));
 	CloseHandle(h);
+}
+
+/* ---- benchmark jobs, run by the real agent (guestbench-agent.exe) ---- */
+
+typedef struct {
+	PROCESS_INFORMATION pi; /* the agent */
+	wchar_t pipe[128];
+	HANDLE job; /* the test's: the agent dies with the test */
+	HANDLE h;   /* the connection to it */
+	GString *buf;
+	char *dir; /* its config */
+} AgentProc;
+
+/* The build tree's agent, from this test's place in it (tests/windows). */
+static char *agent_exe_path(void)
+{
+	wchar_t self[MAX_PATH];
+	DWORD len = GetModuleFileNameW(NULL, self, G_N_ELEMENTS(self));
+	g_autofree char *exe = NULL;
+	g_autofree char *dir = NULL;
+
+	g_assert_cmpuint(len, >, 0);
+	g_assert_cmpuint(len, <, G_N_ELEMENTS(self));
+	exe = g_utf16_to_utf8((const gunichar2 *)self, len, NULL, NULL, NULL);
+	dir = g_path_get_dirname(exe);
+	return g_build_filename(dir, "..", "..", "agent", "win32", "guestbench-agent.exe", NULL);
+}
+
+static void agent_proc_setup(AgentProc *a, gconstpointer data)
+{
+	static guint counter;
+	g_autoptr(GError) error = NULL;
+	g_autofree char *exe = agent_exe_path();
+	g_autofree char *conf = NULL;
+	g_autofree char *pipe = NULL;
+	g_autofree char *cmdline = NULL;
+	g_autofree gunichar2 *wcmdline = NULL;
+	SECURITY_ATTRIBUTES inherit = { sizeof(inherit), NULL, TRUE };
+	STARTUPINFOW si = { .cb = sizeof(si) };
+	g_autofree char *log = NULL;
+	JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits = { 0 };
+	HANDLE null_in;
+	HANDLE log_h;
+
+	g_assert_true(g_file_test(exe, G_FILE_TEST_IS_REGULAR));
+	a->dir = g_dir_make_tmp("gb-bench-XXXXXX", &error);
+	g_assert_no_error(error);
+	conf = g_build_filename(a->dir, "agent.conf", NULL);
+	/* the job's deadline (its runs x this + slack) bounds every wait on it */
+	g_file_set_contents(conf, "[general]\nmax-bench-seconds=30\n", -1, &error);
+	g_assert_no_error(error);
+	pipe = g_strdup_printf("\\\\.\\pipe\\gb-bench-%lu-%u", (unsigned long)GetCurrentProcessId(),
+	                       ++counter);
+	MultiByteToWideChar(CP_UTF8, 0, pipe, -1, a->pipe, G_N_ELEMENTS(a->pipe));
+	cmdline = g_strdup_printf("\"%s\" -m pipe-listen -p %s -c \"%s\"", exe, pipe, conf);
+	wcmdline = g_utf8_to_utf16(cmdline, -1, NULL, NULL, NULL);
+	/*
+	 * Its output goes to a log (shown at the end): an agent that outlived a
+	 * failed test must not hold the test's output open. And it goes with
+	 * this test, however the test ends: a Job Object of the test's own.
+	 */
+	log = g_build_filename(a->dir, "agent.log", NULL);
+	{
+		g_autofree gunichar2 *wlog = g_utf8_to_utf16(log, -1, NULL, NULL, NULL);
+		log_h = CreateFileW((const wchar_t *)wlog, GENERIC_WRITE,
+		                    FILE_SHARE_READ | FILE_SHARE_WRITE, &inherit, CREATE_ALWAYS, 0,
+		                    NULL);
+	}
+	g_assert_true(log_h != INVALID_HANDLE_VALUE);
+	null_in = CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &inherit,
+	                      OPEN_EXISTING, 0, NULL);
+	si.dwFlags = STARTF_USESTDHANDLES;
+	si.hStdInput = null_in;
+	si.hStdOutput = log_h;
+	si.hStdError = log_h;
+	a->job = CreateJobObjectW(NULL, NULL);
+	g_assert_nonnull(a->job);
+	limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+	g_assert_true(SetInformationJobObject(a->job, JobObjectExtendedLimitInformation, &limits,
+	                                      sizeof(limits)));
+	g_assert_true(CreateProcessW(NULL, (wchar_t *)wcmdline, NULL, NULL, TRUE,
+	                             CREATE_NO_WINDOW | CREATE_SUSPENDED, NULL, NULL, &si, &a->pi));
+	g_assert_true(AssignProcessToJobObject(a->job, a->pi.hProcess));
+	ResumeThread(a->pi.hThread);
+	CloseHandle(null_in);
+	CloseHandle(log_h);
+	CloseHandle(a->pi.hThread);
+	g_test_message("agent %lu: %s", (unsigned long)a->pi.dwProcessId, cmdline);
+	/* connect once it has made the pipe; it must not die meanwhile */
+	for (;;) {
+		a->h = CreateFileW(a->pipe, GENERIC_READ | GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0,
+		                   NULL);
+		if (a->h != INVALID_HANDLE_VALUE)
+			break;
+		g_assert_cmpuint(WaitForSingleObject(a->pi.hProcess, 0), ==, WAIT_TIMEOUT);
+		if (!WaitNamedPipeW(a->pipe, 100))
+			Sleep(20);
+	}
+	a->buf = g_string_new(NULL);
+}
+
+static void agent_proc_teardown(AgentProc *a, gconstpointer data)
+{
+	g_autofree char *conf = g_build_filename(a->dir, "agent.conf", NULL);
+	g_autofree char *log = g_build_filename(a->dir, "agent.log", NULL);
+	g_autofree char *text = NULL;
+
+	if (a->h != NULL && a->h != INVALID_HANDLE_VALUE)
+		CloseHandle(a->h);
+	if (a->pi.hProcess != NULL) {
+		TerminateProcess(a->pi.hProcess, 0);
+		WaitForSingleObject(a->pi.hProcess, INFINITE);
+		CloseHandle(a->pi.hProcess);
+	}
+	if (a->job != NULL)
+		CloseHandle(a->job);
+	if (g_file_get_contents(log, &text, NULL, NULL))
+		g_test_message("agent's log:\n%s", text);
+	g_string_free(a->buf, TRUE);
+	g_remove(log);
+	g_remove(conf);
+	g_rmdir(a->dir);
+	g_free(a->dir);
+}
+
+/* One request, one reply line: the reply object (owned), "return" or "error". */
+static JsonObject *agent_call(AgentProc *a, const char *request)
+{
+	g_autofree char *line = g_strdup_printf("%s\n", request);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(JsonNode) node = NULL;
+	JsonObject *obj = NULL;
+	const char *nl;
+	DWORD n = 0;
+
+	g_assert_true(WriteFile(a->h, line, (DWORD)strlen(line), &n, NULL));
+	g_assert_cmpuint(n, ==, strlen(line));
+	while ((nl = memchr(a->buf->str, '\n', a->buf->len)) == NULL) {
+		char chunk[65536];
+
+		/* the agent answers or its end breaks the pipe: no other way out */
+		g_assert_true(ReadFile(a->h, chunk, sizeof(chunk), &n, NULL));
+		g_string_append_len(a->buf, chunk, n);
+	}
+	node = gb_json_parse(a->buf->str, (gsize)(nl - a->buf->str), &error);
+	g_assert_no_error(error);
+	g_string_erase(a->buf, 0, nl - a->buf->str + 1);
+	g_assert_true(gb_json_node_get_object(node, "reply", &obj, &error));
+	return json_object_ref(obj);
+}
+
+/* The "return" object of a request that must succeed (owned). */
+static JsonObject *agent_call_ok(AgentProc *a, const char *request)
+{
+	g_autoptr(JsonObject) reply = agent_call(a, request);
+
+	if (json_object_has_member(reply, "error")) {
+		JsonObject *err = json_object_get_object_member(reply, "error");
+		g_error("%s: %s", request, json_object_get_string_member(err, "desc"));
+	}
+	return json_object_ref(json_object_get_object_member(reply, "return"));
+}
+
+static gint64 bench_start(AgentProc *a, const char *test, const char *params)
+{
+	g_autofree char *req = g_strdup_printf(
+	    "{\"execute\":\"gb-bench-start\",\"arguments\":{\"test\":\"%s\",\"params\":%s}}", test,
+	    params);
+	g_autoptr(JsonObject) ret = agent_call_ok(a, req);
+
+	return json_object_get_int_member(ret, "job");
+}
+
+static JsonObject *bench_status(AgentProc *a, gint64 id)
+{
+	g_autofree char *req = g_strdup_printf(
+	    "{\"execute\":\"gb-bench-status\",\"arguments\":{\"job\":%" G_GINT64_FORMAT "}}", id);
+
+	return agent_call_ok(a, req);
+}
+
+/*
+ * Asks for the job's status until it has ended (the agent's deadline for
+ * the job, runs x max-bench-seconds + slack, bounds it); the last status.
+ */
+static JsonObject *bench_wait_end(AgentProc *a, gint64 id)
+{
+	for (;;) {
+		g_autoptr(JsonObject) st = bench_status(a, id);
+
+		if (g_strcmp0(json_object_get_string_member(st, "state"), "running") != 0)
+			return g_steal_pointer(&st);
+		Sleep(50);
+	}
+}
+
+/* Until the job's phase starts with phase (e.g. the cipher: its process runs aes). */
+static void bench_wait_phase(AgentProc *a, gint64 id, const char *phase)
+{
+	for (;;) {
+		g_autoptr(JsonObject) st = bench_status(a, id);
+		const char *state = json_object_get_string_member(st, "state");
+
+		g_assert_cmpstr(state, ==, "running");
+		if (g_str_has_prefix(json_object_get_string_member(st, "phase"), phase)) {
+			g_test_message("measuring: %s, progress %.3f",
+			               json_object_get_string_member(st, "phase"),
+			               json_object_get_double_member(st, "progress"));
+			return;
+		}
+		Sleep(50);
+	}
+}
+
+/* The agent's guestbench-agent-bench.exe (by parent and name); 0 when there is none. */
+static DWORD find_worker(DWORD agent_pid)
+{
+	HANDLE snap = CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0);
+	PROCESSENTRY32W pe = { .dwSize = sizeof(pe) };
+	DWORD found = 0;
+
+	g_assert_true(snap != INVALID_HANDLE_VALUE);
+	for (BOOL more = Process32FirstW(snap, &pe); more; more = Process32NextW(snap, &pe)) {
+		if (pe.th32ParentProcessID == agent_pid &&
+		    _wcsicmp(pe.szExeFile, L"guestbench-agent-bench.exe") == 0) {
+			found = pe.th32ProcessID;
+			break;
+		}
+	}
+	CloseHandle(snap);
+	return found;
+}
+
+static void agent_assert_pings(AgentProc *a)
+{
+	g_autoptr(JsonObject) ret = agent_call_ok(a, "{\"execute\":\"guest-ping\"}");
+
+	g_assert_cmpuint(json_object_get_size(ret), ==, 0);
+}
+
+static void test_bench_aes_done(AgentProc *a, gconstpointer data)
+{
+	gint64 id = bench_start(a, "aes", "{\"sizes\":[16,8192],\"seconds\":0.2}");
+	g_autoptr(JsonObject) st = bench_wait_end(a, id);
+	g_autoptr(JsonNode) st_node = json_node_init_object(json_node_alloc(), st);
+	g_autofree char *text = gb_json_to_string(st_node, NULL);
+	JsonObject *result;
+	JsonArray *metrics;
+	JsonObject *cpu;
+	JsonObject *idle;
+	const char *const sizes[] = { "16", "8192" };
+
+	g_test_message("gb-bench-status: %s", text);
+	g_assert_cmpstr(json_object_get_string_member(st, "state"), ==, "done");
+	g_assert_cmpfloat(json_object_get_double_member(st, "progress"), ==, 1.0);
+	g_assert_false(json_object_has_member(st, "error"));
+	result = json_object_get_object_member(st, "result");
+	g_assert_nonnull(result);
+	g_assert_cmpstr(json_object_get_string_member(result, "test"), ==, "aes");
+	metrics = json_object_get_array_member(result, "metrics");
+	g_assert_cmpuint(json_array_get_length(metrics), ==, G_N_ELEMENTS(sizes));
+	for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+		JsonObject *m = json_array_get_object_element(metrics, i);
+		JsonObject *labels = json_object_get_object_member(m, "labels");
+
+		g_assert_cmpstr(json_object_get_string_member(m, "metric"), ==, "aes-128-gcm");
+		g_assert_cmpstr(json_object_get_string_member(m, "unit"), ==, "B/s");
+		g_assert_cmpstr(json_object_get_string_member(labels, "block_size"), ==, sizes[i]);
+		g_assert_cmpfloat(json_object_get_double_member(m, "value"), >, 0);
+	}
+	/* the facts of the Windows collectors, taken by the job's process */
+	cpu = json_object_get_object_member(json_object_get_object_member(result, "facts"), "cpu");
+	g_assert_nonnull(cpu);
+	g_assert_cmpuint(json_array_get_length(json_object_get_array_member(cpu, "flags")), >, 0);
+	/* the idle check from GetSystemTimes; Windows reports no steal time */
+	idle = json_object_get_object_member(result, "idle");
+	g_assert_nonnull(idle);
+	if (json_object_has_member(idle, "unavailable"))
+		g_test_message("idle check unavailable: %s",
+		               json_object_get_string_member(idle, "unavailable"));
+	else
+		g_assert_cmpfloat(json_object_get_double_member(idle, "busy_percent"), >=, 0);
+	g_assert_true(json_object_get_null_member(idle, "steal_percent"));
+	/* its process has gone */
+	g_assert_cmpuint(find_worker(a->pi.dwProcessId), ==, 0);
+}
+
+static void test_bench_aes_cancel(AgentProc *a, gconstpointer data)
+{
+	gint64 id = bench_start(a, "aes", "{\"sizes\":[16,8192,16384],\"seconds\":2}");
+	g_autofree char *req = g_strdup_printf(
+	    "{\"execute\":\"gb-bench-cancel\",\"arguments\":{\"job\":%" G_GINT64_FORMAT "}}", id);
+	g_autoptr(JsonObject) cancel_ret = NULL;
+	g_autoptr(JsonObject) st = NULL;
+	JsonObject *result;
+
+	/* once the first size is measured: what it measured is kept when cancelled */
+	bench_wait_phase(a, id, "aes-128-gcm 8192 bytes");
+	cancel_ret = agent_call_ok(a, req);
+	st = bench_wait_end(a, id);
+	g_assert_cmpstr(json_object_get_string_member(st, "state"), ==, "cancelled");
+	g_assert_cmpstr(json_object_get_string_member(st, "error"), ==, "Benchmark cancelled");
+	/* it reported what it had measured: cancelled by its own flag, not killed */
+	result = json_object_get_object_member(st, "result");
+	g_assert_nonnull(result);
+	g_assert_true(json_object_get_boolean_member(result, "partial"));
+	g_assert_cmpuint(json_array_get_length(json_object_get_array_member(result, "metrics")), >=,
+	                 1);
+	agent_assert_pings(a);
+	g_assert_cmpuint(find_worker(a->pi.dwProcessId), ==, 0);
+}
+
+static void test_bench_worker_killed(AgentProc *a, gconstpointer data)
+{
+	gint64 id = bench_start(a, "aes", "{\"sizes\":[16,8192],\"seconds\":5}");
+	g_autoptr(JsonObject) st = NULL;
+	g_autoptr(JsonObject) again = NULL;
+	const char *err;
+	DWORD pid;
+	HANDLE worker;
+	BOOL in_job = FALSE;
+	gint64 next;
+
+	bench_wait_phase(a, id, "aes-128-gcm");
+	pid = find_worker(a->pi.dwProcessId);
+	g_assert_cmpuint(pid, !=, 0);
+	worker =
+	    OpenProcess(PROCESS_TERMINATE | PROCESS_QUERY_INFORMATION | SYNCHRONIZE, FALSE, pid);
+	g_assert_nonnull(worker);
+	/* the agent put it in a Job Object (the one that kills it with the agent) */
+	if (!IsProcessInJob(worker, NULL, &in_job))
+		g_error("IsProcessInJob: error %lu", (unsigned long)GetLastError());
+	g_assert_true(in_job);
+	g_assert_true(TerminateProcess(worker, 77));
+	WaitForSingleObject(worker, INFINITE);
+	CloseHandle(worker);
+	st = bench_wait_end(a, id);
+	err = json_object_get_string_member(st, "error");
+	g_test_message("after the kill: %s", err);
+	g_assert_cmpstr(json_object_get_string_member(st, "state"), ==, "failed");
+	g_assert_cmpstr(err, ==, "Benchmark process exited with status 77 without a result");
+	agent_assert_pings(a);
+	/* the agent is not left busy: a new job runs */
+	next = bench_start(a, "aes", "{\"sizes\":[16],\"seconds\":0.2}");
+	g_assert_cmpint(next, ==, id + 1);
+	again = bench_wait_end(a, next);
+	g_assert_cmpstr(json_object_get_string_member(again, "state"), ==, "done");
+}
+
+/* The agent killed mid-job: its Job Object's last handle closes and the process goes. */
+static void test_bench_agent_killed(AgentProc *a, gconstpointer data)
+{
+	gint64 id = bench_start(a, "aes", "{\"sizes\":[16],\"seconds\":30}");
+	DWORD pid;
+	HANDLE worker;
+	DWORD code = 0;
+
+	bench_wait_phase(a, id, "aes-128-gcm");
+	pid = find_worker(a->pi.dwProcessId);
+	g_assert_cmpuint(pid, !=, 0);
+	worker = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, pid);
+	g_assert_nonnull(worker);
+	g_assert_true(TerminateProcess(a->pi.hProcess, 1));
+	WaitForSingleObject(a->pi.hProcess, INFINITE);
+	/* left alone it would measure for a minute; the agent's deadline is far */
+	WaitForSingleObject(worker, INFINITE);
+	g_assert_true(GetExitCodeProcess(worker, &code));
+	g_test_message("benchmark process after the agent's end: exit code %lu",
+	               (unsigned long)code);
+	CloseHandle(worker);
+}
+
+static void test_bench_unknown(AgentProc *a, gconstpointer data)
+{
+	const char *const others[] = { "disk", "mem", "net", NULL };
+
+	for (guint i = 0; others[i] != NULL; i++) {
+		g_autofree char *req = g_strdup_printf(
+		    "{\"execute\":\"gb-bench-start\",\"arguments\":{\"test\":\"%s\"}}", others[i]);
+		g_autofree char *want =
+		    g_strdup_printf("Unknown benchmark '%s' (known: aes)", others[i]);
+		g_autoptr(JsonObject) reply = agent_call(a, req);
+		JsonObject *err = json_object_get_object_member(reply, "error");
+
+		g_assert_nonnull(err);
+		g_assert_cmpstr(json_object_get_string_member(err, "desc"), ==, want);
+	}
+	agent_assert_pings(a);
 }
 
 int main(int argc, char **argv)
@@ -331,5 +726,15 @@ int main(int argc, char **argv)
 	           test_transport_too_large, fixture_teardown);
 	g_test_add("/win32/transport/reconnect", Fixture, NULL, fixture_setup,
 	           test_transport_reconnect, fixture_teardown);
+	g_test_add("/win32/bench/aes-done", AgentProc, NULL, agent_proc_setup, test_bench_aes_done,
+	           agent_proc_teardown);
+	g_test_add("/win32/bench/aes-cancel", AgentProc, NULL, agent_proc_setup,
+	           test_bench_aes_cancel, agent_proc_teardown);
+	g_test_add("/win32/bench/worker-killed", AgentProc, NULL, agent_proc_setup,
+	           test_bench_worker_killed, agent_proc_teardown);
+	g_test_add("/win32/bench/agent-killed", AgentProc, NULL, agent_proc_setup,
+	           test_bench_agent_killed, agent_proc_teardown);
+	g_test_add("/win32/bench/unknown", AgentProc, NULL, agent_proc_setup, test_bench_unknown,
+	           agent_proc_teardown);
 	return g_test_run();
 }
