@@ -42,6 +42,7 @@ typedef struct {
 	gint64 current_run;
 	JsonNode *idle; /* the idle check before the run (result "idle") */
 	int out_fd;
+	gboolean out_broken; /* an event could not be written: the agent has gone */
 	/* benchmarks may report from several threads: one event line at a time */
 	GMutex mutex;
 	double progress; /* the last one sent: progress only ever grows */
@@ -120,6 +121,7 @@ static void agent_job_run_emit(AgentJobRun *job, JsonObject *event_owned)
 			continue;
 		if (n <= 0) {
 			g_atomic_int_set(&job->bctx.cancel, 1);
+			job->out_broken = TRUE;
 			return;
 		}
 		done += (gsize)n;
@@ -651,5 +653,6 @@ int agent_bench_worker_main(void)
 	g_free(job.rate_unit);
 	g_mutex_clear(&job.mutex);
 	close(job.out_fd);
-	return 0;
+	/* no one got the outcome: not a success */
+	return job.out_broken ? 1 : 0;
 }
