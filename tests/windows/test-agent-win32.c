@@ -401,7 +401,9 @@ static void agent_proc_setup(AgentProc *a, gconstpointer data)
 	si.hStdError = log_h;
 	a->job = CreateJobObjectW(NULL, NULL);
 	g_assert_nonnull(a->job);
-	limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+	/* the agent's children are not in it: a job the benchmark process is in is the agent's */
+	limits.BasicLimitInformation.LimitFlags =
+	    JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | JOB_OBJECT_LIMIT_SILENT_BREAKAWAY_OK;
 	g_assert_true(SetInformationJobObject(a->job, JobObjectExtendedLimitInformation, &limits,
 	                                      sizeof(limits)));
 	g_assert_true(CreateProcessW(NULL, (wchar_t *)wcmdline, NULL, NULL, TRUE,
