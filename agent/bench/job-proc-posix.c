@@ -8,7 +8,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <glib-unix.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
