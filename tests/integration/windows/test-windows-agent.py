@@ -12,6 +12,8 @@ prefix's services alive (wine ends them once no user process is left):
 - COM5 is wine's dosdevices/com5 link to a pty; this test relays the pty to a
   unix socket, as QEMU exposes a guest's serial port to the host;
 - the service removed its privileges (its log says how many);
+- `bench aes` runs (guestbench-agent-bench.exe, the rates and the facts in
+  its result), `bench disk` is refused naming what the agent runs;
 - the host CLI: `ping`, `facts` (CPU flags as /proc/cpuinfo shows them on this
   machine, the OS a Windows one, memory), `audit` and `census` of a mixed fleet
   (the Linux agent beside it): every guest there, ok;
@@ -172,6 +174,28 @@ def main():
               mem.get("numa"))
         check("facts: memory total %s bytes" % mem.get("total_bytes"),
               isinstance(mem.get("total_bytes"), int) and mem["total_bytes"] > 0, mem)
+
+        # bench aes: the same OpenSSL EVP loop, in guestbench-agent-bench.exe
+        rc, doc, out, err = cli(["--timeout", "60", "--format", "json", "--no-save", "bench",
+                                 "aes", "--sizes", "16,8k", "--seconds", "0.3", sock],
+                                timeout=300)
+        g = by_target(doc).get(sock, {})
+        res = g.get("result") or {}
+        rates = {m.get("labels", {}).get("block_size"): m.get("value")
+                 for m in res.get("metrics") or [] if m.get("metric") == "aes-128-gcm"}
+        check("bench aes on the Windows agent: ok, a rate for 16 B and 8 KiB (%s)"
+              % ", ".join("%s: %.0f MB/s" % (k, (v or 0) / 1e6) for k, v in sorted(rates.items())),
+              rc == 0 and g.get("status") == "ok" and set(rates) == {"16", "8192"}
+              and all(v and v > 0 for v in rates.values()), (rc, str(g)[:800], err[-500:]))
+        check("bench aes: its result carries the Windows agent's facts",
+              ((res.get("facts") or {}).get("cpu") or {}).get("vendor") == vendor,
+              str(res.get("facts"))[:300])
+        rc, doc, out, err = cli(["--timeout", "60", "--format", "json", "--no-save", "bench",
+                                 "disk", "--size", "32M", sock])
+        g = by_target(doc).get(sock, {})
+        check("bench disk on the Windows agent: an error naming aes as what it runs",
+              rc == 3 and "Unknown benchmark 'disk' (known: aes)" in str(g.get("error")),
+              (rc, g, err[-500:]))
 
         agents, socks = start_agents(tmp, ["linux"])
         procs += agents
