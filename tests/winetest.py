@@ -183,9 +183,12 @@ class WindowsGuest:
     def conf_dir(self):
         return self.wine.unix_path("C:\\ProgramData\\guestbench")
 
-    def start(self, config="[general]\nmethod=isa-serial\npath=COM5\n"):
-        """Boots the prefix, maps COM5, writes agent.conf; (wineboot status, install status, output)."""
+    def start(self, config="[general]\nmethod=isa-serial\npath=COM5\n", before_install=None):
+        """Boots the prefix, maps COM5, writes agent.conf, calls before_install(wine) if
+        given, installs; (wineboot status, install status, output)."""
         boot = self.wine.boot()
+        if before_install is not None:
+            before_install(self.wine)
         self.relay = PtyRelay(self.sock)
         dosdev = os.path.join(self.wine.prefix, "dosdevices", "com5")
         if os.path.lexists(dosdev):

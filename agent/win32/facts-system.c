@@ -211,8 +211,3 @@ JsonNode *agent_facts_collect_block(AgentFactsContext *ctx)
 {
 	return facts_win_absent(ctx, "block", "not collected on Windows yet");
 }
-
-JsonNode *agent_facts_collect_net(AgentFactsContext *ctx)
-{
-	return facts_win_absent(ctx, "net", "not collected on Windows yet");
-}

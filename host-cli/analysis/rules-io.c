@@ -152,8 +152,29 @@ void cli_rule_disk_scheduler(CliAuditCtx *ctx)
 }
 
 static const char *const emulated_nic_drivers[] = {
-	"e1000", "e1000e", "8139cp", "8139too", "ne2k_pci", "pcnet32", NULL,
+	"e1000",
+	"e1000e",
+	"8139cp",
+	"8139too",
+	"ne2k_pci",
+	"pcnet32",
+	/* Windows' driver services for the same models (e1000, e1000e, rtl8139) */
+	"e1g60",
+	"e1iexpress",
+	"rtl8023xp",
+	NULL,
 };
+
+/* Windows names an adapter's driver by its service: these are Windows guests'. */
+static const char *const windows_nic_drivers[] = {
+	"e1g60", "e1iexpress", "rtl8023xp", "netkvm", "vmxnet3ndis6", "netvsc", "xennet", NULL,
+};
+
+/* A virtio NIC: Linux's virtio_net, virtio-win's NetKVM. */
+static gboolean nic_is_virtio(const char *driver)
+{
+	return g_strcmp0(driver, "virtio_net") == 0 || g_strcmp0(driver, "netkvm") == 0;
+}
 
 void cli_rule_nic_emulated(CliAuditCtx *ctx)
 {
@@ -186,12 +207,17 @@ void cli_rule_nic_emulated(CliAuditCtx *ctx)
 			hint = "use a paravirtual vif (xen-netfront)";
 			break;
 		default:
-			hint = "use virtio-net: -device virtio-net-pci (libvirt <model "
-			       "type='virtio'/>)";
+			hint =
+			    cli_rule_str_in(driver, windows_nic_drivers)
+			        ? "use virtio-net: -device virtio-net-pci (libvirt <model "
+			          "type='virtio'/>), with virtio-win's NetKVM driver in the guest"
+			        : "use virtio-net: -device virtio-net-pci (libvirt <model "
+			          "type='virtio'/>)";
 			break;
 		}
 		if (cli_rule_str_in(driver, emulated_nic_drivers) ||
-		    (g_strcmp0(driver, "vmxnet3") == 0 &&
+		    ((g_strcmp0(driver, "vmxnet3") == 0 ||
+		      g_strcmp0(driver, "vmxnet3ndis6") == 0) &&
 		     (hv == CLI_HYPERVISOR_KVM || hv == CLI_HYPERVISOR_TCG))) {
 			detail = g_strdup_printf("emulated NIC (driver %s): throughput capped by "
 			                         "one host thread",
@@ -220,7 +246,7 @@ void cli_rule_nic_single_queue(CliAuditCtx *ctx)
 		g_autofree char *hint = NULL;
 
 		if (nic == NULL || !cli_rule_need(ctx, &nic->driver.fact, TRUE) ||
-		    g_strcmp0(nic->driver.value, "virtio_net") != 0)
+		    !nic_is_virtio(nic->driver.value))
 			continue;
 		/* the vCPU count matters only once there is a virtio NIC */
 		if (!cpu_read) {
@@ -245,11 +271,21 @@ void cli_rule_nic_single_queue(CliAuditCtx *ctx)
 		                         " vCPUs: receive work lands on %s",
 		                         rxq, rxq == 1 ? "" : "s", count,
 		                         rxq == 1 ? "one CPU" : "fewer CPUs");
-		hint = g_strdup_printf(
-		    "libvirt <driver name='vhost' queues='%" G_GINT64_FORMAT
-		    "'/> or -device virtio-net-pci,mq=on,vectors=%" G_GINT64_FORMAT
-		    ", then ethtool -L %s combined %" G_GINT64_FORMAT,
-		    count, 2 * count + 2, cli_fact_string_or(&nic->name, "eth0"), count);
+		/* Windows spreads receive work with RSS, set per adapter in the guest */
+		if (g_strcmp0(nic->driver.value, "netkvm") == 0)
+			hint = g_strdup_printf(
+			    "libvirt <driver name='vhost' queues='%" G_GINT64_FORMAT
+			    "'/> or -device virtio-net-pci,mq=on,vectors=%" G_GINT64_FORMAT
+			    ", then in the guest Set-NetAdapterAdvancedProperty -Name '%s' "
+			    "-RegistryKeyword '*NumRssQueues' -RegistryValue %" G_GINT64_FORMAT,
+			    count, 2 * count + 2, cli_fact_string_or(&nic->name, "Ethernet"),
+			    count);
+		else
+			hint = g_strdup_printf(
+			    "libvirt <driver name='vhost' queues='%" G_GINT64_FORMAT
+			    "'/> or -device virtio-net-pci,mq=on,vectors=%" G_GINT64_FORMAT
+			    ", then ethtool -L %s combined %" G_GINT64_FORMAT,
+			    count, 2 * count + 2, cli_fact_string_or(&nic->name, "eth0"), count);
 		cli_rule_fire(ctx, subject, detail, hint);
 	}
 }

@@ -79,6 +79,32 @@ def cpuinfo_flags():
     return set((cpuinfo_value("flags") or "").split())
 
 
+# The NIC given a virtio-win NetKVM driver in the registry (register_netkvm)
+NETKVM_NIC = ([n for n in sorted(os.listdir("/sys/class/net")) if n != "lo"] or [None])[0]
+
+
+def register_netkvm(wine):
+    """Writes what Windows' network class installer writes for a NetKVM adapter with 2
+    RSS queues, for NETKVM_NIC. wine names the adapter of a Linux interface
+    {IIIIIIII-0000-0000-0000-4E6574446576}, IIIIIIII its ifindex ("NetDev")."""
+    if NETKVM_NIC is None:
+        return
+    with open("/sys/class/net/%s/ifindex" % NETKVM_NIC) as f:
+        guid = "{%08X-0000-0000-0000-4E6574446576}" % int(f.read())
+    cls = "{4D36E972-E325-11CE-BFC1-08002BE10318}"
+    base = "HKLM\\SYSTEM\\CurrentControlSet\\"
+    pnp = "PCI\\VEN_1AF4&DEV_1000&SUBSYS_00011AF4&REV_00\\3&267A616A&0&18"
+    for key, name, value in (
+            (base + "Control\\Network\\" + cls + "\\" + guid + "\\Connection",
+             "PnPInstanceId", pnp),
+            (base + "Enum\\" + pnp, "Service", "netkvm"),
+            (base + "Control\\Class\\" + cls + "\\0000", "NetCfgInstanceId", guid),
+            (base + "Control\\Class\\" + cls + "\\0000", "DriverDesc",
+             "Red Hat VirtIO Ethernet Adapter"),
+            (base + "Control\\Class\\" + cls + "\\0000", "*NumRssQueues", "2")):
+        wine.run(["reg", "add", key, "/v", name, "/t", "REG_SZ", "/d", value, "/f"], timeout=60)
+
+
 def wait_ping(sock, tries):
     """The first ping that succeeds, after at most tries CLI runs (each bounded by --timeout)."""
     for _ in range(tries):
@@ -112,7 +138,7 @@ def main():
     wine = guest.wine
     procs = []
     try:
-        boot, rc, out = guest.start()
+        boot, rc, out = guest.start(before_install=register_netkvm)
         check("wineboot made a prefix", boot == 0 and os.path.isdir(wine.prefix), boot)
         check("msiexec /i %s /qn: exit status 0" % os.path.basename(msi), rc == 0, out[-1000:])
         exe = wine.unix_path("C:\\Program Files\\guestbench\\guestbench-agent.exe")
@@ -163,6 +189,25 @@ def main():
         check("facts: the OS is Windows (%s, %s)" % (osf.get("pretty_name"),
                                                      osf.get("kernel_release")),
               "Windows" in str(osf.get("pretty_name")), osf)
+        nics = {n.get("name"): n for n in facts.get("net") or []}
+        host_nics = sorted(n for n in os.listdir("/sys/class/net") if n != "lo")
+        mtus_ok = all(str(nics[n].get("mtu")) == open("/sys/class/net/%s/mtu" % n).read().strip()
+                      for n in host_nics if n in nics)
+        check("facts: the NICs and MTUs this machine has (%s)" % ", ".join(
+              "%s %s" % (n, (nics.get(n) or {}).get("mtu")) for n in host_nics),
+              sorted(nics) == host_nics and mtus_ok, facts.get("net"))
+        nic = nics.get(NETKVM_NIC) or {}
+        if NETKVM_NIC is None:
+            skip("facts: a NIC's driver and RSS queues from the registry", "no NIC here")
+        else:
+            check("facts: %s's driver and RSS queues from the registry as the class installer "
+                  "writes them (%s, %s)" % (NETKVM_NIC, nic.get("driver"), nic.get("rx_queues")),
+                  nic.get("driver") == "netkvm" and nic.get("rx_queues") == 2, nic)
+        others = [n for n in host_nics if n != NETKVM_NIC]
+        reasons = {e.get("member"): e.get("reason") for e in facts.get("errors") or []}
+        check("facts: the other NICs' drivers null, the reason in errors (%s)" % ", ".join(others),
+              all(nics[n].get("driver") is None and "net.%s.driver" % n in reasons
+                  for n in others if n in nics), reasons)
         mem = facts.get("memory") or {}
         nodes = (mem.get("numa") or {}).get("nodes") or []
         host_nodes = glob.glob("/sys/devices/system/node/node[0-9]*")
@@ -207,6 +252,13 @@ def main():
               all(guests.get(t, {}).get("status") == "ok"
                   and (guests[t].get("result") or {}).get("findings") for t in (linux, sock)),
               (rc, str(doc)[:800], err[-500:]))
+        findings = (guests.get(sock, {}).get("result") or {}).get("findings") or []
+        levels = {(f.get("rule"), f.get("subject")): f.get("level") for f in findings}
+        if NETKVM_NIC is not None:
+            subject = "net/" + NETKVM_NIC
+            check("audit of the Windows guest: %s is NetKVM, not emulated (%s)"
+                  % (NETKVM_NIC, levels.get(("NIC-EMULATED", subject))),
+                  levels.get(("NIC-EMULATED", subject)) == "PASS", findings)
         rc, doc, out, err = cli(["--timeout", "60", "--format", "table", "audit", linux, sock])
         check("audit as a table names both guests",
               linux in out and sock in out, (rc, out[-1500:], err[-500:]))

@@ -268,6 +268,44 @@ static void test_legacy_qemu64(void)
 	g_assert_cmpint(cli_audit_worst(findings), ==, CLI_LEVEL_FAIL);
 }
 
+/*
+ * A Windows Server guest on kvm64 (the Windows agent's document, its
+ * mitigations decoded from the flags Windows gives such a guest): an e1000
+ * NIC (driver service e1g60) and a NetKVM one with one RSS queue for 4 vCPUs.
+ * The findings speak of Windows where the fix differs.
+ */
+static void test_windows_kvm64(void)
+{
+	g_autoptr(GPtrArray) findings = audit_fixture("windows-kvm64.json");
+	CliFinding *f;
+
+	f = assert_finding(findings, "CPU-LEGACY-MODEL", "cpu", CLI_LEVEL_FAIL);
+	assert_contains(f->detail, "Common KVM processor");
+	f = assert_finding(findings, "CPU-NO-AESNI", "cpu", CLI_LEVEL_FAIL);
+	assert_contains(f->hint, "+aes,+pclmulqdq");
+	/* what Windows reports vulnerable, in the Linux names: the same fixes */
+	f = assert_finding(findings, "CPU-VULNERABLE", "cpu/spec_store_bypass", CLI_LEVEL_WARN);
+	assert_contains(f->hint, "ssbd");
+	f = assert_finding(findings, "NIC-EMULATED", "net/Ethernet", CLI_LEVEL_WARN);
+	assert_contains(f->detail, "e1g60");
+	assert_contains(f->hint, "virtio-net-pci");
+	assert_contains(f->hint, "NetKVM");
+	assert_finding(findings, "NIC-EMULATED", "net/Ethernet 2", CLI_LEVEL_PASS);
+	f = assert_finding(findings, "NIC-SINGLE-QUEUE", "net/Ethernet 2", CLI_LEVEL_NOTE);
+	assert_contains(f->hint, "queues='4'");
+	assert_contains(f->hint, "Set-NetAdapterAdvancedProperty -Name 'Ethernet 2'");
+	assert_contains(f->hint, "*NumRssQueues");
+	g_assert_null(strstr(f->hint, "ethtool"));
+	/* the e1000 NIC is not virtio: no queue advice for it */
+	assert_no_finding(findings, "NIC-SINGLE-QUEUE", "net/Ethernet");
+	/* no disks, clocksource or scheduler on Windows: those rules say nothing */
+	assert_no_finding(findings, "DISK-SCHEDULER", NULL);
+	assert_no_finding(findings, "CLOCK-SOURCE", NULL);
+	assert_finding(findings, "NUMA-SPAN", "numa", CLI_LEVEL_PASS);
+	f = assert_finding(findings, "FACTS-ERRORS", "block", CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "not collected on Windows yet");
+}
+
 static GPtrArray *audit_fixture_require(const char *name, guint level, const char *flags)
 {
 	g_autoptr(JsonNode) node = load_fixture(name);
@@ -1479,6 +1517,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/audit/rules-table", test_rules_table);
 	g_test_add_func("/audit/tuned-host", test_tuned_host);
 	g_test_add_func("/audit/legacy-qemu64", test_legacy_qemu64);
+	g_test_add_func("/audit/windows-kvm64", test_windows_kvm64);
 	g_test_add_func("/audit/numa-memoryless", test_numa_memoryless);
 	g_test_add_func("/audit/virtio-scsi-writethrough", test_virtio_scsi_writethrough);
 	g_test_add_func("/audit/tcg", test_tcg);
