@@ -17,15 +17,13 @@
 #include "dispatch.h"
 #include "endpoint.h"
 #include "facts.h"
+#include "oneshot.h"
 #include "options.h"
 #include "privilege.h"
 #include "transport.h"
 
 /* The most a session reads from --config-fd. */
 #define AGENT_SESSION_CONFIG_MAX (1024 * 1024)
-
-/* How often a one-shot gb-bench-start looks at its job (and for SIGTERM/SIGINT). */
-#define AGENT_ONESHOT_JOB_POLL_MS 20
 
 typedef struct {
 	AgentContext ctx;
@@ -68,74 +66,21 @@ static gboolean agent_main_quit_cb(gpointer user_data)
 	return G_SOURCE_CONTINUE;
 }
 
-typedef struct {
-	AgentMain *self;
-	GString *reply;
-	guint count;
-} AgentOneshot;
-
-static gboolean agent_oneshot_cb(const char *msg, gsize len, const GError *error,
-                                 gpointer user_data)
+/* Up to AGENT_ONESHOT_JOB_POLL_MS for SIGTERM/SIGINT (blocked): TRUE when one came. */
+static gboolean agent_oneshot_signalled(gpointer user_data)
 {
-	AgentOneshot *oneshot = user_data;
+	const sigset_t *signals = user_data;
+	struct timespec ts = { 0, AGENT_ONESHOT_JOB_POLL_MS * 1000L * 1000L };
 
-	oneshot->count++;
-	if (oneshot->count > 1)
-		return FALSE;
-	oneshot->reply = agent_main_handle(msg, len, error, oneshot->self);
-	return TRUE;
-}
-
-/*
- * qemu-ga's guest-exec runs one process per request, so a job that a one-shot
- * agent started could never be polled: gb-bench-start waits for its job and
- * answers with the final gb-bench-status reply instead (PROTOCOL.md, "Through
- * qemu-ga"). SIGTERM/SIGINT cancel the job, which then reports "cancelled".
- * Takes reply; returns the reply to print.
- */
-static GString *agent_oneshot_wait_job(AgentMain *self, GString *reply_owned,
-                                       const sigset_t *signals)
-{
-	g_autoptr(GString) reply = reply_owned;
-	g_autoptr(JsonNode) id = NULL;
-	g_autoptr(JsonNode) ret = gb_reply_parse(reply->str, reply->len, &id, NULL);
-	g_autoptr(JsonObject) args = json_object_new();
-	JsonObject *obj = NULL;
-	gint64 job = 0;
-
-	/* an error or a dry run: no job runs */
-	if (ret == NULL || !gb_json_node_get_object(ret, "reply", &obj, NULL) ||
-	    !gb_json_get_int(obj, "job", GB_JSON_REQUIRED, 1, G_MAXINT64, &job, NULL))
-		return g_steal_pointer(&reply);
-	json_object_set_int_member(args, "job", job);
-	for (;;) {
-		g_autoptr(GError) error = NULL;
-		g_autoptr(JsonNode) status = agent_cmd_bench_status(&self->ctx, args, &error);
-		struct timespec ts = { 0, AGENT_ONESHOT_JOB_POLL_MS * 1000L * 1000L };
-		const char *state = NULL;
-
-		if (status == NULL || !gb_json_node_get_object(status, "status", &obj, &error) ||
-		    !gb_json_get_string(obj, "state", GB_JSON_REQUIRED, &state, &error))
-			return gb_reply_error(error, id);
-		if (g_strcmp0(state, "running") != 0)
-			return gb_reply_return(status, id);
-		if (sigtimedwait(signals, NULL, &ts) > 0) {
-			g_autoptr(JsonNode) cancelled =
-			    agent_cmd_bench_cancel(&self->ctx, args, NULL);
-			g_debug("signal received, cancelling job %" G_GINT64_FORMAT, job);
-		}
-	}
+	return sigtimedwait(signals, NULL, &ts) > 0;
 }
 
 /* --oneshot: the request comes from argv, the reply goes to stdout. */
 static int agent_run_oneshot(AgentMain *self, const char *request)
 {
-	const AgentConfig *config = self->ctx.config;
-	g_autoptr(GbFramer) framer = gb_framer_new(config->max_message_size, config->max_depth);
-	AgentOneshot oneshot = { .self = self };
+	g_autoptr(GError) error = NULL;
 	g_autoptr(GString) reply = NULL;
-	g_autoptr(GbRequest) req = gb_request_parse(request, strlen(request), NULL, NULL);
-	gboolean bench_start = req != NULL && g_strcmp0(req->execute, "gb-bench-start") == 0;
+	gboolean bench_start = agent_oneshot_is_bench_start(request);
 	sigset_t signals;
 
 	/* blocked before the job's thread exists, so that only sigtimedwait() sees them */
@@ -144,24 +89,13 @@ static int agent_run_oneshot(AgentMain *self, const char *request)
 	sigaddset(&signals, SIGINT);
 	if (bench_start)
 		pthread_sigmask(SIG_BLOCK, &signals, NULL);
-	gb_framer_push(framer, (const guint8 *)request, strlen(request), agent_oneshot_cb,
-	               &oneshot);
-	/* ends a top-level scalar */
-	gb_framer_push(framer, (const guint8 *)"\n", 1, agent_oneshot_cb, &oneshot);
-	reply = oneshot.reply;
-	if (oneshot.count > 1)
-		return agent_usage_error("--oneshot takes exactly one request");
-	if (oneshot.count == 0 && gb_framer_is_partial(framer)) {
-		g_autoptr(GError) error = g_error_new_literal(
-		    GB_ERROR, GB_ERROR_PARSE, "JSON parse error, unexpected end of input");
-		reply = agent_dispatch_framing_error(error);
-	} else if (oneshot.count == 0) {
-		return agent_usage_error("--oneshot needs a request, e.g. "
-		                         "'{\"execute\": \"guest-ping\"}'");
-	}
-	if (bench_start && reply != NULL)
-		reply = agent_oneshot_wait_job(self, g_steal_pointer(&reply), &signals);
-	if (reply != NULL && fwrite(reply->str, 1, reply->len, stdout) != reply->len) {
+	reply = agent_oneshot_reply(&self->ctx, request, &error);
+	if (reply == NULL)
+		return agent_usage_error(error->message);
+	if (bench_start)
+		reply = agent_oneshot_wait_job(&self->ctx, g_steal_pointer(&reply),
+		                               agent_oneshot_signalled, &signals);
+	if (fwrite(reply->str, 1, reply->len, stdout) != reply->len) {
 		g_printerr("guestbench-agent: cannot write the reply to stdout\n");
 		return AGENT_EXIT_ERROR;
 	}

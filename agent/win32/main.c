@@ -12,7 +12,14 @@
 #include <knownfolders.h>
 #include <shlobj.h>
 
+#include <fcntl.h>
+#include <io.h>
+#include <stdio.h>
+
 #include "agent-config.h"
+#include "bench.h"
+#include "oneshot.h"
+#include "privilege.h"
 #include "service.h"
 
 typedef struct {
@@ -22,6 +29,7 @@ typedef struct {
 	char *allow;
 	char *block;
 	char *service;
+	char *oneshot;
 	gboolean verbose;
 	gboolean version;
 } AgentWinOptions;
@@ -34,6 +42,7 @@ static void agent_win_options_clear(AgentWinOptions *o)
 	g_free(o->allow);
 	g_free(o->block);
 	g_free(o->service);
+	g_free(o->oneshot);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(AgentWinOptions, agent_win_options_clear)
@@ -110,6 +119,57 @@ static gboolean agent_win_apply(AgentConfig *config, const AgentWinOptions *o, G
 	return agent_config_check(config, error);
 }
 
+/* Set by Ctrl-C or Ctrl-Break while a one-shot job runs: it is cancelled. */
+static HANDLE agent_win_oneshot_cancel;
+
+static BOOL WINAPI agent_win_oneshot_ctrl(DWORD type)
+{
+	SetEvent(agent_win_oneshot_cancel);
+	return TRUE;
+}
+
+static gboolean agent_win_oneshot_wait(gpointer user_data)
+{
+	return WaitForSingleObject(agent_win_oneshot_cancel, AGENT_ONESHOT_JOB_POLL_MS) ==
+	       WAIT_OBJECT_0;
+}
+
+/*
+ * --oneshot: the request comes from the command line, the reply goes to
+ * stdout, as on Linux; what qemu-ga's guest-exec runs (the host's qga:
+ * targets). A gb-bench-start waits for its job (oneshot.h).
+ */
+static int agent_win_oneshot(AgentConfig *config, const char *request)
+{
+	AgentContext ctx = { .config = config };
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GString) reply = NULL;
+
+	if (!agent_win_privilege_drop(NULL, &error)) {
+		g_printerr("guestbench-agent: cannot drop privileges: %s\n", error->message);
+		return AGENT_EXIT_ERROR;
+	}
+	reply = agent_oneshot_reply(&ctx, request, &error);
+	if (reply == NULL)
+		return agent_win_usage_error(error->message);
+	if (agent_oneshot_is_bench_start(request)) {
+		/* auto-reset: each Ctrl-C is one cancel */
+		agent_win_oneshot_cancel = CreateEventW(NULL, FALSE, FALSE, NULL);
+		SetConsoleCtrlHandler(agent_win_oneshot_ctrl, TRUE);
+		reply = agent_oneshot_wait_job(&ctx, g_steal_pointer(&reply),
+		                               agent_win_oneshot_wait, NULL);
+		SetConsoleCtrlHandler(agent_win_oneshot_ctrl, FALSE);
+	}
+	agent_jobs_shutdown(&ctx);
+	/* the reply's bytes as they are: no "\r\n" for "\n" */
+	_setmode(_fileno(stdout), _O_BINARY);
+	if (fwrite(reply->str, 1, reply->len, stdout) != reply->len || fflush(stdout) != 0) {
+		g_printerr("guestbench-agent: cannot write the reply to stdout\n");
+		return AGENT_EXIT_ERROR;
+	}
+	return AGENT_EXIT_OK;
+}
+
 static const char agent_win_description[] =
     "Answers guestbench (and any QEMU guest agent client) on a virtio-serial port\n"
     "of a Windows guest with facts about the guest, and runs benchmark jobs (aes)\n"
@@ -146,6 +206,8 @@ int main(int argc, char **argv)
 		{ "block-rpcs", 'b', 0, G_OPTION_ARG_STRING, &o.block,
 		  "Comma list of commands to disable (globs allowed); wins over --allow-rpcs",
 		  "LIST" },
+		{ "oneshot", 0, 0, G_OPTION_ARG_STRING, &o.oneshot,
+		  "Run the one request JSON, print its reply to stdout and exit", "JSON" },
 		{ "service", 0, 0, G_OPTION_ARG_STRING, &o.service,
 		  "install, uninstall, or run (what the service control manager starts)",
 		  "ACTION" },
@@ -189,6 +251,11 @@ int main(int argc, char **argv)
 	config->bench_worker = agent_win_bench_worker();
 	if (g_strcmp0(o.service, "install") == 0 || g_strcmp0(o.service, "uninstall") == 0)
 		return agent_win_service_manage(o.service, o.config);
+	if (o.oneshot != NULL) {
+		if (o.service != NULL)
+			return agent_win_usage_error("--oneshot does not go with --service");
+		return agent_win_oneshot(config, o.oneshot);
+	}
 	if (g_strcmp0(o.service, "run") == 0) {
 		g_autofree char *log = agent_win_data_path("agent.log");
 		return agent_win_service_dispatch(g_steal_pointer(&config), log);

@@ -74,7 +74,7 @@ char **agent_win_privilege_list(GError **error)
 	return (char **)g_ptr_array_free(g_steal_pointer(&names), FALSE);
 }
 
-gboolean agent_win_privilege_drop(GError **error)
+gboolean agent_win_privilege_drop(guint *removed_out, GError **error)
 {
 	HANDLE token = agent_win_privilege_token(TOKEN_QUERY | TOKEN_ADJUST_PRIVILEGES, error);
 	g_autofree TOKEN_PRIVILEGES *tp = NULL;
@@ -122,7 +122,7 @@ gboolean agent_win_privilege_drop(GError **error)
 			return FALSE;
 		}
 	}
-	g_message("privileges removed: %lu; kept: %s", (unsigned long)removed,
-	          g_strv_length(left) > 0 ? AGENT_WIN_PRIVILEGE_KEPT : "none");
+	if (removed_out != NULL)
+		*removed_out = removed;
 	return TRUE;
 }

@@ -14,9 +14,10 @@ G_BEGIN_DECLS
  * account, not a privilege. Removed is for good: a removed privilege cannot
  * be enabled again, by this process or a benchmark process it starts, which
  * inherits the token. FALSE with GB_ERROR_FAILED when the token cannot be
- * changed or still holds another privilege afterwards.
+ * changed or still holds another privilege afterwards; *removed (may be
+ * NULL) says how many went.
  */
-gboolean agent_win_privilege_drop(GError **error);
+gboolean agent_win_privilege_drop(guint *removed, GError **error);
 
 /* The names of the privileges this process's token holds, enabled or not. */
 char **agent_win_privilege_list(GError **error);

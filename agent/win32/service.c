@@ -62,15 +62,17 @@ static BOOL WINAPI agent_win_console_cb(DWORD type)
 
 int agent_win_serve(AgentConfig *config)
 {
+	guint removed = 0;
 	g_autoptr(GError) error = NULL;
 	g_autoptr(AgentWinTransport) transport = NULL;
 	AgentWin self = { .ctx.config = config };
 
 	/* as on Linux: nothing the agent does needs a privilege (privilege.h) */
-	if (!agent_win_privilege_drop(&error)) {
+	if (!agent_win_privilege_drop(&removed, &error)) {
 		g_warning("%s", error->message);
 		return AGENT_EXIT_ERROR;
 	}
+	g_message("privileges removed: %u; kept: SeChangeNotifyPrivilege", removed);
 	self.loop = g_main_loop_new(NULL, FALSE);
 	transport = agent_win_transport_new(config, agent_win_handle, &self, &error);
 	if (transport == NULL) {

@@ -752,6 +752,84 @@ static void test_bench_unknown(AgentProc *a, gconstpointer data)
 	agent_assert_pings(a);
 }
 
+/*
+ * guestbench-agent.exe --oneshot JSON, as qemu-ga's guest-exec runs it: its
+ * stdout (all of it) and exit status; stderr goes to NUL.
+ */
+static char *oneshot_run(const char *json, DWORD *status)
+{
+	g_autofree char *exe = agent_exe_path();
+	g_autofree char *quoted = g_strescape(json, NULL);
+	g_autofree char *cmdline = g_strdup_printf("\"%s\" --oneshot \"%s\"", exe, quoted);
+	g_autofree gunichar2 *wcmdline = g_utf8_to_utf16(cmdline, -1, NULL, NULL, NULL);
+	SECURITY_ATTRIBUTES inherit = { sizeof(inherit), NULL, TRUE };
+	STARTUPINFOW si = { .cb = sizeof(si) };
+	PROCESS_INFORMATION pi;
+	GString *out = g_string_new(NULL);
+	HANDLE rd = NULL;
+	HANDLE wr = NULL;
+	HANDLE null_h;
+	char buf[4096];
+	DWORD n;
+
+	g_assert_true(CreatePipe(&rd, &wr, &inherit, 0));
+	g_assert_true(SetHandleInformation(rd, HANDLE_FLAG_INHERIT, 0));
+	null_h = CreateFileW(L"NUL", GENERIC_READ | GENERIC_WRITE,
+	                     FILE_SHARE_READ | FILE_SHARE_WRITE, &inherit, OPEN_EXISTING, 0, NULL);
+	si.dwFlags = STARTF_USESTDHANDLES;
+	si.hStdInput = null_h;
+	si.hStdOutput = wr;
+	si.hStdError = null_h;
+	g_assert_true(CreateProcessW(NULL, (wchar_t *)wcmdline, NULL, NULL, TRUE, CREATE_NO_WINDOW,
+	                             NULL, NULL, &si, &pi));
+	CloseHandle(wr);
+	CloseHandle(null_h);
+	CloseHandle(pi.hThread);
+	while (ReadFile(rd, buf, sizeof(buf), &n, NULL) && n > 0)
+		g_string_append_len(out, buf, n);
+	CloseHandle(rd);
+	g_assert_cmpuint(WaitForSingleObject(pi.hProcess, INFINITE), ==, WAIT_OBJECT_0);
+	g_assert_true(GetExitCodeProcess(pi.hProcess, status));
+	CloseHandle(pi.hProcess);
+	return g_string_free(out, FALSE);
+}
+
+/*
+ * --oneshot, what the host's qga: targets run through guest-exec: the reply's
+ * bytes on stdout ("\n", never "\r\n"), a gb-bench-start that answers with its
+ * finished job, and usage errors for no request and for two.
+ */
+static void test_oneshot(void)
+{
+	DWORD status = 0;
+	g_autofree char *ping = oneshot_run("{\"execute\":\"guest-ping\",\"id\":7}", &status);
+	g_autofree char *bench = NULL;
+	g_autofree char *none = NULL;
+	g_autofree char *two = NULL;
+	g_autoptr(JsonNode) reply = NULL;
+	JsonObject *ret;
+
+	g_assert_cmpuint(status, ==, 0);
+	g_assert_cmpstr(ping, ==, "{\"return\":{},\"id\":7}\n");
+
+	bench = oneshot_run("{\"execute\":\"gb-bench-start\",\"arguments\":{\"test\":\"aes\","
+	                    "\"params\":{\"sizes\":[16],\"seconds\":0.2}}}",
+	                    &status);
+	g_assert_cmpuint(status, ==, 0);
+	reply = json_from_string(bench, NULL);
+	g_assert_nonnull(reply);
+	ret = json_object_get_object_member(json_node_get_object(reply), "return");
+	g_assert_nonnull(ret);
+	g_assert_cmpstr(json_object_get_string_member(ret, "state"), ==, "done");
+	g_assert_nonnull(json_object_get_object_member(ret, "result"));
+
+	none = oneshot_run("", &status);
+	g_assert_cmpuint(status, ==, 2);
+	g_assert_cmpstr(none, ==, "");
+	two = oneshot_run("{\"execute\":\"guest-ping\"}{\"execute\":\"guest-ping\"}", &status);
+	g_assert_cmpuint(status, ==, 2);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -773,6 +851,7 @@ int main(int argc, char **argv)
 	           test_bench_worker_killed, agent_proc_teardown);
 	g_test_add("/win32/bench/agent-killed", AgentProc, NULL, agent_proc_setup,
 	           test_bench_agent_killed, agent_proc_teardown);
+	g_test_add_func("/win32/oneshot", test_oneshot);
 	g_test_add("/win32/bench/unknown", AgentProc, NULL, agent_proc_setup, test_bench_unknown,
 	           agent_proc_teardown);
 	return g_test_run();

@@ -33,6 +33,7 @@ static void test_drop(void)
 	g_autoptr(GError) error = NULL;
 	g_auto(GStrv) before = agent_win_privilege_list(&error);
 	g_auto(GStrv) after = NULL;
+	guint removed = 99;
 
 	g_assert_no_error(error);
 	/* what there is to drop: a token with more than the one kept */
@@ -40,8 +41,9 @@ static void test_drop(void)
 	g_assert_true(g_strv_contains((const char *const *)before, "SeDebugPrivilege"));
 	g_assert_true(test_enable("SeDebugPrivilege"));
 
-	g_assert_true(agent_win_privilege_drop(&error));
+	g_assert_true(agent_win_privilege_drop(&removed, &error));
 	g_assert_no_error(error);
+	g_assert_cmpuint(removed, ==, g_strv_length(before) - 1);
 	after = agent_win_privilege_list(&error);
 	g_assert_no_error(error);
 	g_assert_cmpuint(g_strv_length(after), ==, 1);
@@ -51,7 +53,8 @@ static void test_drop(void)
 	g_assert_false(test_enable("SeBackupPrivilege"));
 
 	/* a second drop finds nothing more to remove and still succeeds */
-	g_assert_true(agent_win_privilege_drop(&error));
+	g_assert_true(agent_win_privilege_drop(&removed, &error));
+	g_assert_cmpuint(removed, ==, 0);
 	g_assert_no_error(error);
 }
 
