@@ -98,8 +98,9 @@ def main(hostile_agent):
               "overall deadline",
               rc == 3 and g.get("status") == "timeout"
               and "overall deadline of 3 s" in (g.get("error") or ""), (rc, err, out[:500]))
+        # near the deadline, not at the job's own bound (36 s): margin for a loaded machine
         check("--deadline 3: over within the deadline and the cancel grace (%.1f s)" % elapsed,
-              elapsed < 3 + 2 + 3, elapsed)
+              elapsed < 3 + 2 + 15, elapsed)
         check("--deadline 3: the job was cancelled in the guest",
               "gb-bench-cancel" in commands(deadline_log), commands(deadline_log))
 
@@ -119,7 +120,7 @@ def main(hostile_agent):
                   "the job ran past its bound of 36 s (2 x 3 s of work asked for + 30 s)"),
               g.get("error"))
         check("over once the bound and the cancel grace have passed (%.1f s)" % elapsed,
-              36 <= elapsed < 36 + 2 + 6, elapsed)
+              36 <= elapsed < 36 + 2 + 15, elapsed)
         check("--verbose prints the bound",
               "bench aes bounded to 36 s (2 x 3 s of work asked for + 30 s)" in err, err[-2000:])
         got = commands(bound_log)
