@@ -45,7 +45,7 @@ PROMTOOL = shutil.which("promtool")
 PID = os.getpid()
 SANITIZER_ENV = ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")
 # Seconds the slow host's guestbench waits before it starts (hv3's bin/guestbench).
-SLOW = 8
+SLOW = 15
 
 def run(argv, **kw):
     kw.setdefault("capture_output", True)
@@ -522,8 +522,10 @@ def cases(lab):
                   "fleet.ini", "--tag", "live", "--format", "json")
     by = {(g.get("host"), g.get("name")): g for g in guests_of(p)}
     cut = by.get(("hv3", "ssh:hv3"), {})
+    # cut off: before the slow host would have answered (SLOW s), with room for a loaded
+    # machine between the two (it once needed more than the 2 s SLOW = 8 left)
     check("slow, --deadline 1: exit 3, cut off at --deadline + 5 s (%.1f s)" % took,
-          p.returncode == 3 and 6 <= took < SLOW + 1, (p.returncode, took, p.stderr))
+          p.returncode == 3 and 6 <= took < SLOW, (p.returncode, took, p.stderr))
     check("slow, --deadline 1: hv3 is one error row that says deadline",
           cut.get("status") == "error" and "deadline" in cut.get("error", "")
           and len([k for k in by if k[0] == "hv3"]) == 1, by)
