@@ -206,8 +206,3 @@ JsonNode *agent_facts_collect_steal(AgentFactsContext *ctx)
 {
 	return facts_win_absent(ctx, "steal", "Windows does not report steal time");
 }
-
-JsonNode *agent_facts_collect_block(AgentFactsContext *ctx)
-{
-	return facts_win_absent(ctx, "block", "not collected on Windows yet");
-}

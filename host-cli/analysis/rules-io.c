@@ -42,9 +42,32 @@ static gboolean disk_is_cdrom(CliAuditCtx *ctx, const CliFactsDisk *disk)
 }
 
 static const char *const emulated_disk_drivers[] = {
-	"ata_piix",     "ahci",          "pata_acpi", "ata_generic", "mptspi",
-	"mptsas",       "mptscsih",      "sym53c8xx", "lsi",         "megaraid",
-	"megaraid_sas", "megaraid_mbox", "BusLogic",  "am53c974",    NULL,
+	"ata_piix",
+	"ahci",
+	"pata_acpi",
+	"ata_generic",
+	"mptspi",
+	"mptsas",
+	"mptscsih",
+	"sym53c8xx",
+	"lsi",
+	"megaraid",
+	"megaraid_sas",
+	"megaraid_mbox",
+	"BusLogic",
+	"am53c974",
+	/* Windows' storage drivers for the same controllers (IDE, AHCI, LSI) */
+	"atapi",
+	"storahci",
+	"lsi_sas",
+	"lsi_scsi",
+	"megasas",
+	NULL,
+};
+/* Windows names a disk's driver by its storage adapter's service: these are Windows guests'. */
+static const char *const windows_disk_drivers[] = {
+	"atapi",   "storahci", "lsi_sas",  "lsi_scsi", "megasas",
+	"viostor", "vioscsi",  "stornvme", NULL,
 };
 static const char *const emulated_disk_buses[] = { "ata", "sata", NULL };
 static const char *const paravirt_disk_buses[] = { "virtio-blk", "virtio-scsi", "nvme",
@@ -73,9 +96,16 @@ void cli_rule_disk_emulated(CliAuditCtx *ctx)
 			detail = g_strdup_printf("emulated storage: bus %s, driver %s (4 KiB I/O "
 			                         "5-7x slower than virtio-blk)",
 			                         bus, driver != NULL ? driver : "unknown");
+			/* Windows boots only from a disk it has a driver for: viostor goes in first
+			 */
 			cli_rule_fire(
 			    ctx, subject, detail,
-			    "use virtio-blk: -drive if=virtio (libvirt <target bus='virtio'/>)");
+			    cli_rule_str_in(driver, windows_disk_drivers)
+			        ? "install virtio-win's viostor driver in the guest, then "
+			          "use virtio-blk: -drive if=virtio (libvirt <target "
+			          "bus='virtio'/>)"
+			        : "use virtio-blk: -drive if=virtio (libvirt <target "
+			          "bus='virtio'/>)");
 		} else if (cli_rule_str_in(bus, paravirt_disk_buses)) {
 			detail = g_strdup_printf("paravirtual storage: bus %s", bus);
 			cli_rule_pass(ctx, subject, detail);

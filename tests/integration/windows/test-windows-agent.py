@@ -208,6 +208,12 @@ def main():
         check("facts: the other NICs' drivers null, the reason in errors (%s)" % ", ".join(others),
               all(nics[n].get("driver") is None and "net.%s.driver" % n in reasons
                   for n in others if n in nics), reasons)
+        disks = facts.get("block")
+        check("facts: the disks Windows has, by their PhysicalDrive names (%s)"
+              % ", ".join("%s %s" % (d.get("name"), d.get("bus")) for d in disks or []),
+              isinstance(disks, list) and disks
+              and all(re.match(r"^PhysicalDrive[0-9]+$", d.get("name") or "")
+                      and d.get("scheduler") is None for d in disks), disks)
         mem = facts.get("memory") or {}
         nodes = (mem.get("numa") or {}).get("nodes") or []
         host_nodes = glob.glob("/sys/devices/system/node/node[0-9]*")

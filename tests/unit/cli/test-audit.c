@@ -298,12 +298,21 @@ static void test_windows_kvm64(void)
 	g_assert_null(strstr(f->hint, "ethtool"));
 	/* the e1000 NIC is not virtio: no queue advice for it */
 	assert_no_finding(findings, "NIC-SINGLE-QUEUE", "net/Ethernet");
-	/* no disks, clocksource or scheduler on Windows: those rules say nothing */
+	/* an IDE disk: virtio-blk, with viostor installed first */
+	f = assert_finding(findings, "DISK-EMULATED", "block/PhysicalDrive0", CLI_LEVEL_WARN);
+	assert_contains(f->detail, "atapi");
+	assert_contains(f->hint, "viostor");
+	assert_contains(f->hint, "-drive if=virtio");
+	assert_finding(findings, "DISK-EMULATED", "block/PhysicalDrive1", CLI_LEVEL_PASS);
+	f = assert_finding(findings, "DISK-WRITE-THROUGH", "block/PhysicalDrive1", CLI_LEVEL_WARN);
+	assert_contains(f->hint, "cache='none'");
+	/* no I/O scheduler nor clocksource on Windows: those rules say nothing */
 	assert_no_finding(findings, "DISK-SCHEDULER", NULL);
 	assert_no_finding(findings, "CLOCK-SOURCE", NULL);
 	assert_finding(findings, "NUMA-SPAN", "numa", CLI_LEVEL_PASS);
-	f = assert_finding(findings, "FACTS-ERRORS", "block", CLI_LEVEL_NOTE);
-	assert_contains(f->detail, "not collected on Windows yet");
+	f = assert_finding(findings, "FACTS-ERRORS", "block.PhysicalDrive0.scheduler",
+	                   CLI_LEVEL_NOTE);
+	assert_contains(f->detail, "Windows has no I/O scheduler to choose");
 }
 
 static GPtrArray *audit_fixture_require(const char *name, guint level, const char *flags)

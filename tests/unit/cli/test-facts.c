@@ -156,7 +156,7 @@ static void test_fixtures(void)
 		                      "legacy-qemu64.json",   "missing-members.json",
 		                      "numa-memoryless.json", "tcg.json",
 		                      "tuned-host.json",      "virtio-scsi-writethrough.json",
-		                      "wrong-types.json" };
+		                      "wrong-types.json",     "windows-kvm64.json" };
 
 	for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
 		g_autoptr(CliFacts) facts = facts_from_file("facts-json", names[i]);
@@ -165,6 +165,22 @@ static void test_fixtures(void)
 			g_assert_nonnull(problem->path);
 			g_assert_true(problem->why[0] != '\0');
 		}
+	}
+}
+
+/*
+ * A Windows agent's document reads into the same model: its only problems are
+ * the members it leaves null (no wrong type, nothing missing).
+ */
+static void test_windows_fixture(void)
+{
+	g_autoptr(CliFacts) facts = facts_from_file("facts-json", "windows-kvm64.json");
+
+	g_assert_cmpuint(facts->problems->len, >, 0);
+	for (guint p = 0; p < facts->problems->len; p++) {
+		const CliFactsProblem *problem = g_ptr_array_index(facts->problems, p);
+		g_test_message("%s: %s", problem->path, problem->why);
+		g_assert_cmpstr(problem->why, ==, "null");
 	}
 }
 
@@ -619,6 +635,7 @@ int main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/facts/real-document", test_real_document);
 	g_test_add_func("/facts/fixtures", test_fixtures);
+	g_test_add_func("/facts/windows-fixture", test_windows_fixture);
 	g_test_add_func("/facts/missing", test_missing);
 	g_test_add_func("/facts/null", test_null);
 	g_test_add_func("/facts/sections", test_sections);
