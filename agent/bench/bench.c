@@ -10,13 +10,15 @@
  * The one table of benchmarks: adding one is a new file plus a row here (and
  * in job-run.c's runners). aes is its parameters only: its run() needs
  * libcrypto, which only the job's process links. The Windows agent has the
- * benchmarks that build there: aes.
+ * benchmarks that build there: aes and mem.
  */
 static const AgentBench *const agent_benches[] = {
 	&agent_bench_aes_params,
 #ifndef G_OS_WIN32
 	&agent_bench_disk,
+#endif
 	&agent_bench_mem,
+#ifndef G_OS_WIN32
 	&agent_bench_net,
 #endif
 };

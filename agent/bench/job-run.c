@@ -484,9 +484,9 @@ static const AgentBench *agent_job_run_lookup(const char *name)
 {
 	static const AgentBench *const runners[] = {
 		&agent_bench_aes,
+		&agent_bench_mem,
 #ifndef G_OS_WIN32
 		&agent_bench_disk,
-		&agent_bench_mem,
 		&agent_bench_net,
 #endif
 	};

@@ -10,7 +10,11 @@
 #include <errno.h>
 #include <gio/gio.h>
 #include <string.h>
+#ifdef G_OS_WIN32
+#include <windows.h>
+#else
 #include <sys/mman.h>
+#endif
 
 #include "bench.h"
 #include "gb-bench-limits.h"
@@ -146,6 +150,15 @@ static gsize mem_hugetlb_page_size(const char *sysroot)
 /* Why a kind of page cannot be had here, or NULL. */
 static char *mem_kind_unavailable(const char *sysroot, const char *kind, gsize size)
 {
+#ifdef G_OS_WIN32
+	/* VirtualAlloc's pages are 4 KiB; large pages need a privilege the agent removed */
+	if (g_str_equal(kind, "thp"))
+		return g_strdup("Windows has no transparent huge pages");
+	if (g_str_equal(kind, "hugetlb"))
+		return g_strdup("large pages (MEM_LARGE_PAGES) need SeLockMemoryPrivilege, which "
+		                "the agent does not hold: it runs with every privilege removed");
+	return NULL;
+#endif
 	if (g_str_equal(kind, "thp")) {
 		g_autoptr(GError) error = NULL;
 		g_autofree char *mode = agent_bench_mem_thp_mode(sysroot, &error);
@@ -403,6 +416,31 @@ static void mem_add_unavailable(JsonArray *metrics, const char *kind, const char
 	                                    "memory-latency", "ns", reason, "pages", kind, NULL));
 }
 
+#ifdef G_OS_WIN32
+/* Windows: committed private pages of 4 KiB, touched for the first time by the fault test. */
+static guint8 *mem_map(MemRun *run, char **reason, GError **error)
+{
+	void *buf = VirtualAlloc(NULL, run->map_size, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+
+	if (buf == NULL) {
+		g_autofree char *msg = g_win32_error_message((gint)GetLastError());
+		g_set_error(error, GB_ERROR, GB_ERROR_FAILED,
+		            "Cannot allocate %" G_GSIZE_FORMAT " bytes: %s", run->map_size, msg);
+		return NULL;
+	}
+	return buf;
+}
+
+static void mem_unmap(MemRun *run)
+{
+	VirtualFree(run->buf, 0, MEM_RELEASE);
+}
+#else
+static void mem_unmap(MemRun *run)
+{
+	munmap(run->buf, run->map_size);
+}
+
 /* Maps the buffer for one kind of page; NULL with *reason set when the kind is unavailable. */
 static guint8 *mem_map(MemRun *run, char **reason, GError **error)
 {
@@ -440,6 +478,7 @@ static guint8 *mem_map(MemRun *run, char **reason, GError **error)
 	}
 	return buf;
 }
+#endif
 
 /* The three measurements on a mapped buffer. */
 static gboolean mem_measure(MemRun *run, double *fault_ns, double *rates, double *latency_ns,
@@ -482,7 +521,7 @@ static gboolean mem_run_kind(MemRun *run, JsonArray *metrics, GError **error)
 	}
 
 	ok = mem_measure(run, &fault_ns, rates, &latency_ns, error);
-	munmap(run->buf, run->map_size);
+	mem_unmap(run);
 	run->buf = NULL;
 	if (!ok)
 		return FALSE;

@@ -12,8 +12,8 @@ prefix's services alive (wine ends them once no user process is left):
 - COM5 is wine's dosdevices/com5 link to a pty; this test relays the pty to a
   unix socket, as QEMU exposes a guest's serial port to the host;
 - the service removed its privileges (its log says how many);
-- `bench aes` runs (guestbench-agent-bench.exe, the rates and the facts in
-  its result), `bench disk` is refused naming what the agent runs;
+- `bench aes` and `bench mem` run (guestbench-agent-bench.exe, the rates
+  and the facts in the result), `bench disk` is refused naming what runs;
 - the host CLI: `ping`, `facts` (CPU flags as /proc/cpuinfo shows them on this
   machine, the OS a Windows one, memory), `audit` and `census` of a mixed fleet
   (the Linux agent beside it): every guest there, ok;
@@ -244,9 +244,21 @@ def main():
         rc, doc, out, err = cli(["--timeout", "60", "--format", "json", "--no-save", "bench",
                                  "disk", "--size", "32M", sock])
         g = by_target(doc).get(sock, {})
-        check("bench disk on the Windows agent: an error naming aes as what it runs",
-              rc == 3 and "Unknown benchmark 'disk' (known: aes)" in str(g.get("error")),
+        check("bench disk on the Windows agent: an error naming aes and mem as what it runs",
+              rc == 3 and "Unknown benchmark 'disk' (known: aes, mem)" in str(g.get("error")),
               (rc, g, err[-500:]))
+        # bench mem: VirtualAlloc'd 4 KiB pages, the same loops as on Linux
+        rc, doc, out, err = cli(["--timeout", "60", "--format", "json", "--no-save", "bench",
+                                 "mem", "--size", "16M", "--pages", "4k", sock], timeout=300)
+        g = by_target(doc).get(sock, {})
+        res = g.get("result") or {}
+        found = {(m.get("metric"), (m.get("labels") or {}).get("op")): m.get("value")
+                 for m in res.get("metrics") or []}
+        check("bench mem on the Windows agent: ok, page faults, bandwidths and latency (%s)"
+              % ", ".join("%s %s: %.3g" % (k[0], k[1] or "", v or 0)
+                          for k, v in sorted(found.items())),
+              rc == 0 and g.get("status") == "ok" and len(found) == 5
+              and all(v and v > 0 for v in found.values()), (rc, str(g)[:800], err[-500:]))
 
         agents, socks = start_agents(tmp, ["linux"])
         procs += agents
