@@ -158,7 +158,7 @@ static char *mem_kind_unavailable(const char *sysroot, const char *kind, gsize s
 		return g_strdup("large pages (MEM_LARGE_PAGES) need SeLockMemoryPrivilege, which "
 		                "the agent does not hold: it runs with every privilege removed");
 	return NULL;
-#endif
+#else
 	if (g_str_equal(kind, "thp")) {
 		g_autoptr(GError) error = NULL;
 		g_autofree char *mode = agent_bench_mem_thp_mode(sysroot, &error);
@@ -172,6 +172,7 @@ static char *mem_kind_unavailable(const char *sysroot, const char *kind, gsize s
 	if (g_str_equal(kind, "hugetlb"))
 		return agent_bench_mem_hugetlb_unavailable(sysroot, size);
 	return NULL;
+#endif
 }
 
 /* ---- parameters ---- */

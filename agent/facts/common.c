@@ -65,3 +65,17 @@ void agent_facts_builder_add_strv(JsonBuilder *builder, const char *member, char
 		json_builder_add_string_value(builder, values[i]);
 	json_builder_end_array(builder);
 }
+
+gboolean agent_facts_wait_window(guint window_ms, gint *cancel, GError **error)
+{
+	gint64 until = g_get_monotonic_time() + (gint64)window_ms * 1000;
+
+	while (g_get_monotonic_time() < until) {
+		if (cancel != NULL && g_atomic_int_get(cancel) != 0) {
+			g_set_error_literal(error, GB_ERROR, GB_ERROR_FAILED, "cancelled");
+			return FALSE;
+		}
+		g_usleep((gulong)MIN(10000, MAX(until - g_get_monotonic_time(), 1)));
+	}
+	return TRUE;
+}

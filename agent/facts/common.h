@@ -10,6 +10,12 @@ gboolean agent_facts_is_token(const char *str);
 
 /* Appends {"member", "reason"} to ctx->errors. */
 void agent_facts_add_error(AgentFactsContext *ctx, const char *member, const char *reason);
+/*
+ * Waits window_ms in slices of at most 10 ms, so that a set *cancel (may be
+ * NULL) is seen within 10 ms: FALSE with "cancelled" then. The window of a
+ * CPU load sample (steal.c, and win32/facts-cpu.c's GetSystemTimes).
+ */
+gboolean agent_facts_wait_window(guint window_ms, gint *cancel, GError **error);
 
 /* CPUID through ctx->cpuid or the real instruction; FALSE when not available. */
 gboolean agent_facts_cpuid(AgentFactsContext *ctx, guint32 leaf, guint32 subleaf, guint32 regs[4]);

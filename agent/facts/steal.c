@@ -226,19 +226,11 @@ gboolean agent_facts_cpu_load(const char *sysroot, guint window_ms, gint *cancel
 	StealSample first = { 0 };
 	StealSample second = { 0 };
 	guint64 total;
-	gint64 until;
 
 	if (!steal_read(&ctx, &first, error))
 		return FALSE;
-	/* in slices, so that a cancel is seen within 10 ms */
-	until = g_get_monotonic_time() + (gint64)window_ms * 1000;
-	while (g_get_monotonic_time() < until) {
-		if (cancel != NULL && g_atomic_int_get(cancel) != 0) {
-			g_set_error_literal(error, GB_ERROR, GB_ERROR_FAILED, "cancelled");
-			return FALSE;
-		}
-		g_usleep((gulong)MIN(10000, MAX(until - g_get_monotonic_time(), 1)));
-	}
+	if (!agent_facts_wait_window(window_ms, cancel, error))
+		return FALSE;
 	if (!steal_read(&ctx, &second, error))
 		return FALSE;
 	if (second.steal < first.steal || second.idle < first.idle || second.total < first.total) {

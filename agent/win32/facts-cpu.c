@@ -147,6 +147,16 @@ JsonNode *agent_facts_collect_cpu(AgentFactsContext *ctx)
 	return json_builder_get_root(builder);
 }
 
+static gboolean cpu_win_system_times(FILETIME *idle, FILETIME *kernel, FILETIME *user,
+                                     GError **error)
+{
+	if (GetSystemTimes(idle, kernel, user))
+		return TRUE;
+	g_set_error(error, GB_ERROR, GB_ERROR_FAILED, "GetSystemTimes failed (error %lu)",
+	            (unsigned long)GetLastError());
+	return FALSE;
+}
+
 static guint64 cpu_win_ticks(const FILETIME *t)
 {
 	return (guint64)t->dwHighDateTime << 32 | t->dwLowDateTime;
@@ -165,27 +175,13 @@ gboolean agent_facts_cpu_load(const char *sysroot, guint window_ms, gint *cancel
 	FILETIME user[2];
 	guint64 total;
 	guint64 idle_ticks;
-	gint64 until;
 
-	if (!GetSystemTimes(&idle[0], &kernel[0], &user[0])) {
-		g_set_error(error, GB_ERROR, GB_ERROR_FAILED, "GetSystemTimes failed (error %lu)",
-		            (unsigned long)GetLastError());
+	if (!cpu_win_system_times(&idle[0], &kernel[0], &user[0], error))
 		return FALSE;
-	}
-	/* in slices, so that a cancel is seen within 10 ms */
-	until = g_get_monotonic_time() + (gint64)window_ms * 1000;
-	while (g_get_monotonic_time() < until) {
-		if (cancel != NULL && g_atomic_int_get(cancel) != 0) {
-			g_set_error_literal(error, GB_ERROR, GB_ERROR_FAILED, "cancelled");
-			return FALSE;
-		}
-		g_usleep((gulong)MIN(10000, MAX(until - g_get_monotonic_time(), 1)));
-	}
-	if (!GetSystemTimes(&idle[1], &kernel[1], &user[1])) {
-		g_set_error(error, GB_ERROR, GB_ERROR_FAILED, "GetSystemTimes failed (error %lu)",
-		            (unsigned long)GetLastError());
+	if (!agent_facts_wait_window(window_ms, cancel, error))
 		return FALSE;
-	}
+	if (!cpu_win_system_times(&idle[1], &kernel[1], &user[1], error))
+		return FALSE;
 	/* kernel time includes idle time */
 	total = (cpu_win_ticks(&kernel[1]) - cpu_win_ticks(&kernel[0])) +
 	        (cpu_win_ticks(&user[1]) - cpu_win_ticks(&user[0]));

@@ -240,6 +240,22 @@ static char *ldso_highest_level(void)
  * runs in x2APIC mode: the flags the audit reads must agree, and nearly all
  * the others.
  */
+/* /proc/cpuinfo, to hold CPUID's decoding to; NULL (the test skipped) where CPUID is not the
+ * kernel's. */
+static char *live_cpuinfo_for_cpuid(void)
+{
+	char *text = NULL;
+
+	if (gb_test_skip_if_emulated("qemu-user's CPUID is not the kernel's"))
+		return NULL;
+#if !defined(__x86_64__)
+	g_test_skip("not x86-64");
+	return NULL;
+#endif
+	g_assert_true(g_file_get_contents("/proc/cpuinfo", &text, NULL, NULL));
+	return text;
+}
+
 static void test_live_cpuid_flags(void)
 {
 	const char *const key[] = { "fpu",     "sse",    "sse2",       "pni",       "ssse3",
@@ -255,13 +271,9 @@ static void test_live_cpuid_flags(void)
 	AgentFactsContext ctx = { .sysroot = "/" };
 	guint agree = 0;
 
-	if (gb_test_skip_if_emulated("qemu-user's CPUID is not the kernel's"))
+	text = live_cpuinfo_for_cpuid();
+	if (text == NULL)
 		return;
-#if !defined(__x86_64__)
-	g_test_skip("not x86-64");
-	return;
-#endif
-	g_assert_true(g_file_get_contents("/proc/cpuinfo", &text, NULL, NULL));
 	value = cpuinfo_value(text, "flags");
 	g_assert_nonnull(value);
 	kernel = g_strsplit(value, " ", -1);
@@ -291,13 +303,9 @@ static void test_live_cpuid_vendor(void)
 	g_autofree char *decoded = NULL;
 	AgentFactsContext ctx = { .sysroot = "/" };
 
-	if (gb_test_skip_if_emulated("qemu-user's CPUID is not the kernel's"))
+	text = live_cpuinfo_for_cpuid();
+	if (text == NULL)
 		return;
-#if !defined(__x86_64__)
-	g_test_skip("not x86-64");
-	return;
-#endif
-	g_assert_true(g_file_get_contents("/proc/cpuinfo", &text, NULL, NULL));
 	kernel = cpuinfo_value(text, "vendor_id");
 	decoded = agent_cpu_x86_vendor(&ctx);
 	g_assert_nonnull(kernel);
